@@ -1,0 +1,120 @@
+/**
+ * The api-suite command line.
+ *
+ *   npm start                         every implemented service, api and worker roles, embedded PostgreSQL
+ *   npm start -- --role api           HTTP only (several such instances can share one DATABASE_URL)
+ *   npm start -- --role worker        background jobs only
+ *   npm start -- --services coins     a subset (same as SERVICES=coins)
+ *   npm start -- migrate              apply migrations and exit
+ *
+ * Exit codes: 0 after a clean shutdown, 2 for invalid configuration, 1 when the start fails.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from './platform/config.ts';
+import { ConfigError } from './platform/errors.ts';
+import { createLogger } from './platform/logger.ts';
+import { formatBanner, startPlatform } from './platform/runtime.ts';
+import { implementedServices } from './services/index.ts';
+
+const SHUTDOWN_DEADLINE_MS = 15_000;
+
+function fail(code: number, message: string): never {
+  process.stderr.write(`api-suite: ${message}\n`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs({
+      options: {
+        role: { type: 'string' },
+        services: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+    });
+  } catch (err) {
+    fail(2, (err as Error).message);
+  }
+  if (args.values.help) {
+    process.stdout.write('usage: npm start [-- [start|migrate] [--role api|worker|all] [--services a,b]]\n');
+    return;
+  }
+  const command = args.positionals[0] ?? 'start';
+  if (command !== 'start' && command !== 'migrate')
+    fail(2, `unknown command "${command}" (use start or migrate)`);
+
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(
+      process.env,
+      { role: args.values.role as string | undefined, services: args.values.services as string | undefined },
+      implementedServices.map((s) => ({ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort })),
+    );
+    for (const s of implementedServices) if (config.services.includes(s.name)) s.validateEnv?.(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(2, `invalid configuration: ${err.message}`);
+    throw err;
+  }
+  if (command === 'migrate') config = { ...config, role: 'worker' };
+
+  const logger = createLogger(config.logLevel);
+  const services = implementedServices.filter((s) => config.services.includes(s.name));
+
+  // Signals are handled from here on, so a Ctrl-C during the start (embedded PostgreSQL, migrations) still stops
+  // everything that was started.
+  let started: Awaited<ReturnType<typeof startPlatform>> | undefined;
+  let stopRequested: string | undefined;
+  let shuttingDown = false;
+  const shutdown = (signal: string) => {
+    if (shuttingDown) {
+      process.stderr.write(`api-suite: ${signal} again, exiting now\n`);
+      process.exit(130);
+    }
+    if (!started) {
+      stopRequested = signal;
+      return;
+    }
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      process.stderr.write('api-suite: shutdown took longer than 15 s, exiting\n');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    started
+      .stop()
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      })
+      .catch((err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  try {
+    started = await startPlatform(config, services, logger, { runWorker: command === 'start' });
+  } catch (err) {
+    fail(1, (err as Error).message.split('\n')[0] ?? 'start failed');
+  }
+
+  if (command === 'migrate') {
+    await started.stop();
+    process.stdout.write('migrations applied\n');
+    return;
+  }
+  if (stopRequested) {
+    shutdown(stopRequested);
+    return;
+  }
+  process.stdout.write(formatBanner(started, config));
+}
+
+main().catch((err) => {
+  fail(1, (err as Error).message.split('\n')[0] ?? 'start failed');
+});

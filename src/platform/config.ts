@@ -1,0 +1,206 @@
+import path from 'node:path';
+import { ConfigError } from './errors.ts';
+
+/** How a service is named in configuration: `name` is its folder, `envPrefix` its variables (`COINS_PORT`). */
+export interface ServiceConfigEntry {
+  name: string;
+  envPrefix: string;
+  defaultPort: number;
+}
+
+export type Role = 'api' | 'worker' | 'all';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * The validated platform configuration (DESIGN.md, "Runtime contract"). Built once at start by
+ * {@link loadConfig}; every field is already checked.
+ */
+export interface PlatformConfig {
+  /** Absolute path of `DATA_DIR` (default `./data`): embedded PostgreSQL, generated secrets, credentials.json. */
+  dataDir: string;
+  /** `DATABASE_URL`: an external PostgreSQL; undefined means embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** `REDIS_URL`: shared rate-limit counters; undefined means in-process counters. */
+  redisUrl: string | undefined;
+  /** `HOST`: the interface services listen on (default `127.0.0.1`). */
+  host: string;
+  logLevel: LogLevel;
+  /** `--role`: `api` serves HTTP only, `worker` runs background jobs only, `all` both (default). */
+  role: Role;
+  /** Enabled services, in registry order (`SERVICES` or `--services`; default all implemented). */
+  services: string[];
+  /** Listening port per enabled service (`<PREFIX>_PORT`, default from the registry). */
+  ports: Record<string, number>;
+  /** Public base URL per enabled service (`<PREFIX>_PUBLIC_URL`, default `http://<host>:<port>`), no trailing slash. */
+  publicUrls: Record<string, string>;
+  /** `OPERATOR_TOKEN`; undefined means generate one into `dataDir` on first start. */
+  operatorToken: string | undefined;
+  /** `OUTBOUND_ALLOW_PRIVATE=true`: outbound calls may reach private and loopback addresses (local webhook targets). */
+  outboundAllowPrivate: boolean;
+  /** `SECRETS_KEY` (32 bytes, base64 or hex): the AES-256-GCM key; undefined means generate one into `dataDir`. */
+  secretsKey: Buffer | undefined;
+  /** `WORKER_CONCURRENCY` (default 8): jobs run at once per worker process. */
+  workerConcurrency: number;
+  /** The raw environment, for service-specific settings (each service validates its own at start). */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface CliOptions {
+  role?: string | undefined;
+  services?: string | undefined;
+}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Parses a TCP port (1-65535). Throws {@link ConfigError} naming the variable. */
+export function parsePort(name: string, raw: string): number {
+  if (!/^\d{1,5}$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be a port number 1-65535 (got "${raw}")`);
+  const port = Number(raw.trim());
+  if (port < 1 || port > 65535) throw new ConfigError(`${name} must be a port number 1-65535 (got "${raw}")`);
+  return port;
+}
+
+/** Parses `true|false|1|0|yes|no` (case-insensitive). Throws {@link ConfigError} for anything else. */
+export function parseBoolean(name: string, raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no', ''].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** Parses an absolute `http:`/`https:` URL. Throws {@link ConfigError}. */
+export function parseHttpUrl(name: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http(s) URL (got "${raw}")`);
+  }
+  return url;
+}
+
+function parseKey(name: string, raw: string): Buffer {
+  const trimmed = raw.trim();
+  const buf = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : Buffer.from(trimmed, 'base64');
+  if (buf.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or base64`);
+  return buf;
+}
+
+/**
+ * Reads and validates the configuration from `env` and the command line.
+ *
+ * @param registry every implemented service, in start order.
+ * @throws ConfigError with a one-line reason for the first invalid variable.
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  cli: CliOptions,
+  registry: readonly ServiceConfigEntry[],
+  cwd: string = process.cwd(),
+): PlatformConfig {
+  const get = (key: string): string | undefined => {
+    const v = env[key];
+    return v === undefined || v.trim() === '' ? undefined : v;
+  };
+
+  const roleRaw = cli.role ?? 'all';
+  if (roleRaw !== 'api' && roleRaw !== 'worker' && roleRaw !== 'all') {
+    throw new ConfigError(`--role must be api, worker or all (got "${roleRaw}")`);
+  }
+
+  const known = registry.map((s) => s.name);
+  const servicesRaw = cli.services ?? get('SERVICES');
+  let services = known;
+  if (servicesRaw !== undefined) {
+    const wanted = servicesRaw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+    if (wanted.length === 0) throw new ConfigError('SERVICES must name at least one service');
+    for (const name of wanted) {
+      if (!known.includes(name)) {
+        throw new ConfigError(`SERVICES names unknown service "${name}" (available: ${known.join(', ')})`);
+      }
+    }
+    services = known.filter((name) => wanted.includes(name));
+  }
+
+  const logLevelRaw = (get('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevelRaw as LogLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${get('LOG_LEVEL')}")`);
+  }
+
+  const host = get('HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:-]+$/.test(host))
+    throw new ConfigError(`HOST must be a host name or IP address (got "${host}")`);
+
+  const databaseUrlRaw = get('DATABASE_URL');
+  if (databaseUrlRaw !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrlRaw)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// connection URL');
+  }
+  const redisUrlRaw = get('REDIS_URL');
+  if (redisUrlRaw !== undefined && !/^rediss?:\/\//.test(redisUrlRaw)) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+
+  const ports: Record<string, number> = {};
+  const publicUrls: Record<string, string> = {};
+  const byPort = new Map<number, string>();
+  for (const entry of registry) {
+    if (!services.includes(entry.name)) continue;
+    const portVar = `${entry.envPrefix}_PORT`;
+    const portRaw = get(portVar);
+    const port = portRaw === undefined ? entry.defaultPort : parsePort(portVar, portRaw);
+    const clash = byPort.get(port);
+    if (clash !== undefined)
+      throw new ConfigError(`${portVar}=${port} is already the port of service "${clash}"`);
+    byPort.set(port, entry.name);
+    ports[entry.name] = port;
+    const publicVar = `${entry.envPrefix}_PUBLIC_URL`;
+    const publicRaw = get(publicVar);
+    const displayHost =
+      host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    publicUrls[entry.name] =
+      publicRaw === undefined
+        ? `http://${displayHost}:${port}`
+        : parseHttpUrl(publicVar, publicRaw).toString().replace(/\/$/, '');
+  }
+
+  const operatorToken = get('OPERATOR_TOKEN');
+  if (operatorToken !== undefined && operatorToken.length < 16) {
+    throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
+  }
+
+  const concurrencyRaw = get('WORKER_CONCURRENCY') ?? '8';
+  if (!/^\d+$/.test(concurrencyRaw) || Number(concurrencyRaw) < 1 || Number(concurrencyRaw) > 100) {
+    throw new ConfigError(`WORKER_CONCURRENCY must be an integer 1-100 (got "${concurrencyRaw}")`);
+  }
+
+  const secretsKeyRaw = get('SECRETS_KEY');
+
+  return {
+    dataDir: path.resolve(cwd, get('DATA_DIR') ?? 'data'),
+    databaseUrl: databaseUrlRaw,
+    redisUrl: redisUrlRaw,
+    host,
+    logLevel: logLevelRaw as LogLevel,
+    role: roleRaw,
+    services,
+    ports,
+    publicUrls,
+    operatorToken,
+    outboundAllowPrivate:
+      get('OUTBOUND_ALLOW_PRIVATE') === undefined
+        ? false
+        : parseBoolean('OUTBOUND_ALLOW_PRIVATE', get('OUTBOUND_ALLOW_PRIVATE')!),
+    secretsKey: secretsKeyRaw === undefined ? undefined : parseKey('SECRETS_KEY', secretsKeyRaw),
+    workerConcurrency: Number(concurrencyRaw),
+    env,
+  };
+}

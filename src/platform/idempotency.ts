@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { and, eq, lte, sql } from 'drizzle-orm';
+import type { Clock } from './clock.ts';
+import type { Db, Tx } from './database.ts';
+import { idempotencyKeys } from './db/schema.ts';
+import { ApiError } from './errors.ts';
+
+/** What an idempotent operation answered: replayed verbatim for a repeat of the same request. */
+export interface IdempotentResponse {
+  status: number;
+  body: unknown;
+}
+
+/** The outcome of {@link IdempotencyStore.run}: `replayed` is true when `response` is the stored first answer. */
+export interface IdempotentOutcome {
+  replayed: boolean;
+  response: IdempotentResponse;
+}
+
+/**
+ * Thrown when a key is reused with a different request (status 409, code `idempotency_key_reused`).
+ * Services map it to their own error body.
+ */
+export class IdempotencyConflictError extends ApiError {
+  constructor() {
+    super(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request.');
+    this.name = 'IdempotencyConflictError';
+  }
+}
+
+/**
+ * SHA-256 (hex) over a canonical form of the request: method, path and the JSON body with object keys sorted,
+ * so key order and whitespace do not make two equal requests differ.
+ */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`)
+    .digest('hex');
+}
+
+/** JSON with object keys sorted recursively (arrays keep their order). */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  return JSON.stringify(value, (_k, v: unknown) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      );
+    }
+    return v;
+  });
+}
+
+/**
+ * The platform idempotency store (DESIGN.md "Idempotency").
+ *
+ * {@link IdempotencyStore.run} executes an operation and its idempotency record in ONE transaction:
+ * - first use of (scope, key): the operation runs; its answer is stored with the request fingerprint;
+ * - same key, same fingerprint, record unexpired: the stored answer is returned (`replayed: true`), nothing runs;
+ * - same key, other fingerprint: {@link IdempotencyConflictError};
+ * - concurrent use of one key: the second transaction's insert waits on the first's row lock, then sees the
+ *   committed record and replays it (or runs, if the first rolled back). Exactly one execution.
+ * If the operation throws, nothing is stored, so a retry runs it again.
+ */
+export class IdempotencyStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * @param scope who owns the key space (`payments:<merchantId>`): keys of different scopes never collide.
+   * @param ttlMs how long the record is kept, in milliseconds (payments: 48 h).
+   */
+  async run(
+    params: { scope: string; key: string; fingerprint: string; ttlMs: number },
+    operation: (tx: Tx) => Promise<IdempotentResponse>,
+  ): Promise<IdempotentOutcome> {
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      // An expired record no longer binds its key.
+      await tx
+        .delete(idempotencyKeys)
+        .where(
+          and(
+            eq(idempotencyKeys.scope, params.scope),
+            eq(idempotencyKeys.key, params.key),
+            lte(idempotencyKeys.expiresAt, now),
+          ),
+        );
+      const inserted = await tx
+        .insert(idempotencyKeys)
+        .values({
+          scope: params.scope,
+          key: params.key,
+          fingerprint: params.fingerprint,
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + params.ttlMs),
+        })
+        .onConflictDoNothing()
+        .returning({ key: idempotencyKeys.key });
+      if (inserted.length === 0) {
+        const [existing] = await tx
+          .select()
+          .from(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+        if (!existing)
+          throw new ApiError(
+            409,
+            'idempotency_key_in_use',
+            'A request with this idempotency key is in progress; retry.',
+          );
+        if (existing.fingerprint !== params.fingerprint) throw new IdempotencyConflictError();
+        return {
+          replayed: true,
+          response: { status: existing.responseStatus ?? 200, body: existing.response },
+        };
+      }
+      const response = await operation(tx);
+      await tx
+        .update(idempotencyKeys)
+        .set({
+          responseStatus: response.status,
+          response: sql`${JSON.stringify(response.body ?? null)}::jsonb`,
+        })
+        .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+      return { replayed: false, response };
+    });
+  }
+
+  /** Deletes expired records; returns how many. Run by the platform's hourly job. */
+  async prune(): Promise<number> {
+    const deleted = await this.db
+      .delete(idempotencyKeys)
+      .where(lte(idempotencyKeys.expiresAt, this.clock.now()))
+      .returning({ key: idempotencyKeys.key });
+    return deleted.length;
+  }
+}

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { freePort } from '../src/platform/embedded-postgres.ts';
+import { createTestDatabase, type TestDatabase } from '../src/platform/testing.ts';
+import { servicePorts, startCli } from './support/cli.ts';
+
+/** `npm start` against an external PostgreSQL (DATABASE_URL): banner, credentials, restart, shutdown, bad starts. */
+describe('runtime: the api-suite command on DATABASE_URL', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let port: number;
+  let ports: Record<string, string>;
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'api-suite-rt-'));
+    port = await freePort();
+    ports = await servicePorts({ COINS_PORT: String(port) });
+  });
+  after(async () => {
+    await database?.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  const env = () => ({
+    ...ports,
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    COINS_PORT: String(port),
+    LOG_LEVEL: 'warn',
+  });
+
+  test('first start: banner, credentials.json (0600), a working API; SIGTERM stops it; a restart keeps the keys', async () => {
+    const cli = startCli([], env());
+    await cli.waitFor('Press Ctrl-C');
+    const banner = cli.stdout();
+    const credsFile = path.join(dataDir, 'credentials.json');
+    assert.equal(statSync(credsFile).mode & 0o777, 0o600);
+    assert.equal(statSync(path.join(dataDir, 'operator-token')).mode & 0o777, 0o600);
+    const creds = JSON.parse(await fs.readFile(credsFile, 'utf8'));
+    const coins = creds.coins;
+    assert.equal(coins.baseUrl, `http://127.0.0.1:${port}`);
+    assert.match(coins.demoKey, /^coin_demo_/);
+    assert.match(coins.proKey, /^coin_pro_/);
+    for (const text of [
+      coins.baseUrl,
+      `${coins.baseUrl}/docs`,
+      coins.demoKey,
+      coins.proKey,
+      'operator token: op_',
+    ]) {
+      assert.ok(banner.includes(text), `banner shows ${text}`);
+    }
+
+    const res = await fetch(`${coins.baseUrl}/api/v3/coins/list`, {
+      headers: { 'x-coin-demo-api-key': coins.demoKey },
+    });
+    assert.equal(res.status, 200);
+    assert.ok(res.headers.get('x-request-id'));
+    assert.ok(((await res.json()) as unknown[]).length > 4300);
+    assert.equal((await fetch(`${coins.baseUrl}/healthz`)).status, 200);
+    assert.equal((await fetch(`${coins.baseUrl}/readyz`)).status, 200);
+    const doc = (await (await fetch(`${coins.baseUrl}/openapi.json`)).json()) as { openapi: string };
+    assert.equal(doc.openapi, '3.1.0');
+    const docs = await fetch(`${coins.baseUrl}/docs/`);
+    assert.equal(docs.status, 200);
+    assert.match(await docs.text(), /<html/i);
+    const token = (await fs.readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    const ops = await fetch(`${coins.baseUrl}/_ops/keys`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(ops.status, 200);
+
+    // Every implemented service is up with its demo credentials.
+    assert.match(creds.deposits.apiKey, /^dpk_/);
+    const quote = await fetch(`${creds.deposits.baseUrl}/v1/stablecoin-gateway/deposit-addresses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': creds.deposits.apiKey },
+      body: JSON.stringify({
+        sourceChainId: 1,
+        amount: '1000000',
+        recipient: `0x${'1'.repeat(40)}`,
+        depositor: `0x${'2'.repeat(40)}`,
+      }),
+    });
+    assert.equal(quote.status, 201);
+
+    const stopStarted = Date.now();
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited(15_000), 0);
+    assert.ok(Date.now() - stopStarted < 15_000);
+
+    const again = startCli([], env());
+    await again.waitFor('Press Ctrl-C');
+    const creds2 = JSON.parse(await fs.readFile(credsFile, 'utf8'));
+    assert.equal(creds2.coins.demoKey, coins.demoKey, 'the same demo key after a restart');
+    assert.equal(creds2.coins.proKey, coins.proKey);
+    assert.ok(again.stdout().includes(`operator token: ${token}`), 'the same operator token');
+    const res2 = await fetch(`${coins.baseUrl}/api/v3/coins/list`, {
+      headers: { 'x-coin-demo-api-key': coins.demoKey },
+    });
+    assert.equal(res2.status, 200);
+    again.child.kill('SIGINT');
+    assert.equal(await again.exited(15_000), 0);
+  });
+
+  test('OPERATOR_TOKEN set: that token guards /_ops', async () => {
+    const cli = startCli([], { ...env(), OPERATOR_TOKEN: 'my-own-operator-token-123' });
+    await cli.waitFor('Press Ctrl-C');
+    assert.ok(cli.stdout().includes('operator token: my-own-operator-token-123'));
+    const base = `http://127.0.0.1:${port}`;
+    assert.equal(
+      (await fetch(`${base}/_ops/keys`, { headers: { authorization: 'Bearer my-own-operator-token-123' } }))
+        .status,
+      200,
+    );
+    const generated = (await fs.readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    assert.equal(
+      (await fetch(`${base}/_ops/keys`, { headers: { authorization: `Bearer ${generated}` } })).status,
+      401,
+    );
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited(), 0);
+  });
+
+  test('a port in use fails at once with a one-line reason', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', r));
+    try {
+      const started = Date.now();
+      const cli = startCli([], env());
+      const code = await cli.exited(10_000);
+      assert.equal(code, 1);
+      assert.ok(Date.now() - started < 10_000);
+      const lines = cli
+        .stderr()
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('ExperimentalWarning'));
+      assert.equal(lines.length, 1, cli.stderr());
+      assert.match(
+        lines[0]!,
+        new RegExp(`^api-suite: cannot listen on 127\\.0\\.0\\.1:${port} for coins: address already in use$`),
+      );
+    } finally {
+      blocker.close();
+    }
+  });
+
+  for (const [name, extra, pattern] of [
+    ['an invalid port', { COINS_PORT: 'abc' }, /COINS_PORT must be a port number/],
+    ['an unknown service', { SERVICES: 'coins,nope' }, /SERVICES names unknown service "nope"/],
+    ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    ['a bad upstream URL', { COINS_UPSTREAM_URL: 'ftp://x' }, /COINS_UPSTREAM_URL must be an http\(s\) URL/],
+  ] as const) {
+    test(`${name} fails at once with a one-line reason (exit 2)`, async () => {
+      const cli = startCli([], { ...env(), ...extra });
+      assert.equal(await cli.exited(10_000), 2);
+      const lines = cli.stderr().trim().split('\n');
+      assert.equal(lines.length, 1, cli.stderr());
+      assert.match(lines[0]!, /^api-suite: invalid configuration: /);
+      assert.match(lines[0]!, pattern);
+    });
+  }
+
+  test('--role worker serves no HTTP; --role nope is refused', async () => {
+    const worker = startCli(['--role', 'worker'], env());
+    await worker.waitFor('Press Ctrl-C');
+    assert.ok(worker.stdout().includes('role: worker'));
+    const probe = net.createConnection({ port, host: '127.0.0.1' });
+    const connected = await new Promise<boolean>((resolve) => {
+      probe.once('connect', () => resolve(true));
+      probe.once('error', () => resolve(false));
+    });
+    probe.destroy();
+    assert.equal(connected, false, 'nothing listens in the worker role');
+    worker.child.kill('SIGTERM');
+    assert.equal(await worker.exited(), 0);
+
+    const bad = startCli(['--role', 'nope'], env());
+    assert.equal(await bad.exited(), 2);
+    assert.match(bad.stderr(), /--role must be api, worker or all/);
+  });
+
+  test('migrate applies migrations and exits', async () => {
+    const cli = startCli(['migrate'], env());
+    assert.equal(await cli.exited(30_000), 0);
+    assert.match(cli.stdout(), /migrations applied/);
+  });
+});
