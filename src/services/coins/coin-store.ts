@@ -1,0 +1,141 @@
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db, Executor } from '../../platform/database.ts';
+import { ApiError } from '../../platform/errors.ts';
+import type { CoinEntry } from './coin-list.ts';
+import { coins } from './db/schema.ts';
+
+export type CoinStatus = 'active' | 'inactive';
+
+/** Counts of an import: new coins, changed coins, and coins marked inactive because the file left them out. */
+export interface ImportResult {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deactivated: number;
+}
+
+/** A coin row as the snapshot reads it. */
+export interface CoinRow extends CoinEntry {
+  status: CoinStatus;
+}
+
+const BATCH = 1000;
+
+/**
+ * Persistence of coins (schema `coins`).
+ */
+export class CoinStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Imports a validated coin list in ONE transaction.
+   * - `merge`: upserts the listed coins with `status` (default `active`); others are untouched.
+   * - `replace` (with status `active`): as merge, and every active coin missing from the list becomes inactive
+   *   (what a full upstream list of active coins means).
+   */
+  async importCoins(
+    entries: CoinEntry[],
+    options: { mode: 'merge' | 'replace'; status?: CoinStatus },
+  ): Promise<ImportResult> {
+    const status = options.status ?? 'active';
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      // Serialise imports so two concurrent replaces cannot interleave.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('coins:import'))`);
+      let inserted = 0;
+      let updated = 0;
+      let unchanged = 0;
+      for (let i = 0; i < entries.length; i += BATCH) {
+        const batch = entries.slice(i, i + BATCH);
+        const result = await tx.execute<{ inserted: boolean; changed: boolean }>(sql`
+          with input as (
+            select * from jsonb_to_recordset(${JSON.stringify(batch)}::jsonb)
+              as x(id text, symbol text, name text, platforms jsonb)
+          ), upserted as (
+            insert into coins.coins as c (id, symbol, name, platforms, status, created_at, updated_at)
+            select id, symbol, name, coalesce(platforms, '{}'::jsonb), ${status}, ${now}, ${now} from input
+            on conflict (id) do update set
+              symbol = excluded.symbol, name = excluded.name, platforms = excluded.platforms,
+              status = excluded.status, updated_at = excluded.updated_at
+            where (c.symbol, c.name, c.platforms, c.status) is distinct from
+                  (excluded.symbol, excluded.name, excluded.platforms, excluded.status)
+            returning (xmax = 0) as inserted
+          )
+          select
+            coalesce(sum(case when inserted then 1 else 0 end), 0)::int as inserted_count,
+            coalesce(sum(case when inserted then 0 else 1 end), 0)::int as updated_count
+          from upserted`);
+        const row = result.rows[0] as unknown as { inserted_count: number; updated_count: number };
+        inserted += row.inserted_count;
+        updated += row.updated_count;
+        unchanged += batch.length - row.inserted_count - row.updated_count;
+      }
+      let deactivated = 0;
+      if (options.mode === 'replace' && status === 'active') {
+        const ids = JSON.stringify(entries.map((e) => e.id));
+        const gone = await tx
+          .update(coins)
+          .set({ status: 'inactive', updatedAt: now })
+          .where(
+            and(
+              eq(coins.status, 'active'),
+              sql`${coins.id} not in (select jsonb_array_elements_text(${ids}::jsonb))`,
+            ),
+          )
+          .returning({ id: coins.id });
+        deactivated = gone.length;
+      }
+      return { inserted, updated, unchanged, deactivated };
+    });
+  }
+
+  /**
+   * Sets the status of the given coins.
+   * @throws ApiError 404 `coin_not_found` (nothing changed) when any id is unknown.
+   */
+  async setStatus(ids: string[], status: CoinStatus): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const found = await tx.select({ id: coins.id }).from(coins).where(inArray(coins.id, ids));
+      if (found.length !== new Set(ids).size) {
+        const known = new Set(found.map((r) => r.id));
+        const missing = ids.filter((id) => !known.has(id));
+        throw new ApiError(404, 'coin_not_found', `Unknown coin id(s): ${missing.slice(0, 10).join(', ')}.`);
+      }
+      const changed = await tx
+        .update(coins)
+        .set({ status, updatedAt: this.clock.now() })
+        .where(and(inArray(coins.id, ids), sql`${coins.status} <> ${status}`))
+        .returning({ id: coins.id });
+      return changed.length;
+    });
+  }
+
+  /** Every coin, ordered by id (the order CoinGecko lists). */
+  async all(executor: Executor = this.db): Promise<CoinRow[]> {
+    return executor
+      .select({
+        id: coins.id,
+        symbol: coins.symbol,
+        name: coins.name,
+        platforms: coins.platforms,
+        status: coins.status,
+      })
+      .from(coins)
+      .orderBy(asc(coins.id));
+  }
+
+  /** Counts by status. */
+  async counts(): Promise<Record<CoinStatus, number>> {
+    const rows = await this.db
+      .select({ status: coins.status, n: sql<number>`count(*)::int` })
+      .from(coins)
+      .groupBy(coins.status);
+    const out: Record<CoinStatus, number> = { active: 0, inactive: 0 };
+    for (const r of rows) out[r.status] = r.n;
+    return out;
+  }
+}

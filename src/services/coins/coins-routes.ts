@@ -1,0 +1,99 @@
+import negotiate from '@fastify/accept-negotiator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import type { ServiceApp } from '../../platform/http.ts';
+import type { ApiKeyService, KeyPrincipal } from './api-keys.ts';
+import { planRestricted, rateLimited } from './coins-errors.ts';
+import { CoinErrorBody, CoinListQuery, CoinListResponse } from './coins-schemas.ts';
+import type { SnapshotBody, SnapshotCache } from './snapshots.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    coinPrincipal?: KeyPrincipal;
+  }
+}
+
+const ENCODINGS = ['br', 'gzip', 'identity'] as const;
+
+function single(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  return undefined;
+}
+
+/**
+ * The public API: `GET /api/v3/coins/list` (and its `HEAD`). Authentication and the per-key rate limit run in
+ * `onRequest`, before validation, so a keyless or over-limit request is answered 401/429 whatever its query.
+ */
+export async function registerCoinRoutes(
+  app: ServiceApp,
+  deps: { keys: ApiKeyService; snapshots: SnapshotCache; clock: Clock },
+) {
+  const authenticate = async (request: FastifyRequest) => {
+    const q = request.query as Record<string, unknown>;
+    const demo = single(request.headers['x-coin-demo-api-key']) ?? single(q.x_coin_demo_api_key);
+    const pro = single(request.headers['x-coin-pro-api-key']) ?? single(q.x_coin_pro_api_key);
+    request.coinPrincipal = await deps.keys.authenticate(demo, pro);
+  };
+  const limit = app.rateLimit({
+    timeWindow: 60_000,
+    max: (request: FastifyRequest) => request.coinPrincipal?.rateLimitPerMinute ?? 1,
+    keyGenerator: (request: FastifyRequest) => `key:${request.coinPrincipal?.keyId ?? 'none'}`,
+    errorResponseBuilder: (_request, context) => rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+  });
+
+  app.get(
+    '/api/v3/coins/list',
+    {
+      onRequest: [authenticate, limit],
+      schema: {
+        operationId: 'coinsList',
+        tags: ['coins'],
+        summary: 'Coins list (ID map)',
+        description:
+          'All supported coins with id, symbol and name, sorted by id; with `include_platform=true` also the token ' +
+          'contract address per platform (`{}` for native coins). No pagination. The public tier (demo key) sees a ' +
+          'snapshot refreshed every 30 minutes, paid tiers every 5 minutes. Supports `ETag`/`If-None-Match` and ' +
+          'gzip/br. Inactive coins (`status=inactive`) need a paid-plan key.',
+        security: [{ demoKey: [] }, { proKey: [] }, { demoKeyQuery: [] }, { proKeyQuery: [] }],
+        querystring: CoinListQuery,
+        response: {
+          200: CoinListResponse,
+          304: { type: 'null', description: 'Not modified (If-None-Match matched the ETag)' },
+          400: CoinErrorBody,
+          401: CoinErrorBody,
+          429: CoinErrorBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = request.coinPrincipal!;
+      const status = request.query.status ?? 'active';
+      if (status === 'inactive' && principal.tier !== 'pro') throw planRestricted('Listing inactive coins');
+      const body = await deps.snapshots.get(principal.tier === 'pro' ? 'paid' : 'public', {
+        status,
+        includePlatform: request.query.include_platform === 'true',
+      });
+      return sendSnapshot(request, reply, body, deps.clock.nowMs());
+    },
+  );
+}
+
+function sendSnapshot(request: FastifyRequest, reply: FastifyReply, body: SnapshotBody, nowMs: number) {
+  const maxAge = Math.max(0, Math.floor((body.refreshAt.getTime() - nowMs) / 1000));
+  reply.header('etag', body.etag);
+  reply.header('vary', 'Accept-Encoding');
+  reply.header('cache-control', `public, max-age=${Math.min(maxAge, 1800)}`);
+  reply.header('last-modified', body.takenAt.toUTCString());
+  const inm = request.headers['if-none-match'];
+  if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === body.etag)) {
+    return reply.code(304).send();
+  }
+  const accept = request.headers['accept-encoding'];
+  const encoding =
+    typeof accept === 'string' ? (negotiate(accept, [...ENCODINGS]) ?? 'identity') : 'identity';
+  reply.type('application/json; charset=utf-8');
+  if (encoding === 'br') return reply.header('content-encoding', 'br').send(body.br);
+  if (encoding === 'gzip') return reply.header('content-encoding', 'gzip').send(body.gzip);
+  return reply.send(body.identity);
+}

@@ -1,0 +1,59 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, jsonb, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+
+/** Tables of the coin-listing service (schema `coins`). */
+export const coinsSchema = pgSchema('coins');
+
+/**
+ * One coin as CoinGecko lists it: `id` (the coin id other endpoints take), `symbol`, `name`, and `platforms`
+ * (platform id -> token contract address; `{}` for native coins). `status` is `active` or `inactive`.
+ */
+export const coins = coinsSchema.table(
+  'coins',
+  {
+    id: text('id').primaryKey(),
+    symbol: text('symbol').notNull(),
+    name: text('name').notNull(),
+    platforms: jsonb('platforms').$type<Record<string, string>>().notNull().default({}),
+    status: text('status', { enum: ['active', 'inactive'] })
+      .notNull()
+      .default('active'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    check('coins_status_check', sql`${t.status} in ('active', 'inactive')`),
+    index('coins_status_idx').on(t.status),
+  ],
+);
+
+/**
+ * API keys. `tier` is `demo` (public tier, header `x-coin-demo-api-key`) or `pro` (paid tier, header
+ * `x-coin-pro-api-key`). Only the SHA-256 of the key is stored. `rateLimitPerMinute` overrides the tier's default.
+ */
+export const apiKeys = coinsSchema.table(
+  'api_keys',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    tier: text('tier', { enum: ['demo', 'pro'] }).notNull(),
+    keyHash: text('key_hash').notNull().unique(),
+    hint: text('hint').notNull(),
+    label: text('label'),
+    rateLimitPerMinute: integer('rate_limit_per_minute'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [check('api_keys_tier_check', sql`${t.tier} in ('demo', 'pro')`)],
+);
+
+/** One run of the upstream mirror job: what it fetched and changed, or why it failed. */
+export const upstreamSyncs = coinsSchema.table('upstream_syncs', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+  finishedAt: timestamp('finished_at', { withTimezone: true }),
+  status: text('status', { enum: ['running', 'succeeded', 'failed'] }).notNull(),
+  inserted: integer('inserted').notNull().default(0),
+  updated: integer('updated').notNull().default(0),
+  deactivated: integer('deactivated').notNull().default(0),
+  error: text('error'),
+});

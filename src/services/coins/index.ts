@@ -1,0 +1,93 @@
+import path from 'node:path';
+import type { ServiceDefinition } from '../../platform/service.ts';
+import { ApiKeyService } from './api-keys.ts';
+import { CoinStore } from './coin-store.ts';
+import { formatCoinError } from './coins-errors.ts';
+import { registerCoinRoutes } from './coins-routes.ts';
+import { coins } from './db/schema.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
+import { seedCoinList } from './seed-data.ts';
+import { SnapshotCache } from './snapshots.ts';
+import { readUpstreamConfig, UpstreamMirror } from './upstream.ts';
+
+/**
+ * The coin-listing service (spec document 001, section D; anchor CoinGecko API v3): `GET /api/v3/coins/list`
+ * with demo and paid-plan keys, tiered snapshot refresh, ETag and compression, per-key rate limits, real coin data on
+ * first start, and an optional upstream mirror.
+ */
+export const coinsService: ServiceDefinition = {
+  name: 'coins',
+  envPrefix: 'COINS',
+  title: 'Coin listing API',
+  version: '3.0.0',
+  description:
+    'CoinGecko-compatible coin list (`/api/v3/coins/list`). Demo keys in `x-coin-demo-api-key`, paid-plan keys in ' +
+    '`x-coin-pro-api-key`. Errors: `{"status":{"error_code":n,"error_message":"..."}}`.',
+  defaultPort: 4104,
+  migrations: { schema: 'coins', folder: path.join(import.meta.dirname, 'db', 'migrations') },
+  formatError: formatCoinError,
+  tags: [{ name: 'coins', description: 'Coin list' }],
+  securitySchemes: {
+    demoKey: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-coin-demo-api-key',
+      description: 'Public tier (Demo plan) key',
+    },
+    proKey: { type: 'apiKey', in: 'header', name: 'x-coin-pro-api-key', description: 'Paid-plan key' },
+    demoKeyQuery: { type: 'apiKey', in: 'query', name: 'x_coin_demo_api_key' },
+    proKeyQuery: { type: 'apiKey', in: 'query', name: 'x_coin_pro_api_key' },
+  },
+  validateEnv: (env) => {
+    readUpstreamConfig(env);
+  },
+  setup(ctx) {
+    const store = new CoinStore(ctx.db, ctx.clock);
+    const keys = new ApiKeyService(ctx.db, ctx.clock);
+    const snapshots = new SnapshotCache(store, ctx.clock);
+    const upstream = readUpstreamConfig(ctx.config.env);
+    const mirror = upstream
+      ? new UpstreamMirror(upstream, ctx.outbound, store, ctx.db, ctx.clock)
+      : undefined;
+    let unlisten: (() => Promise<void>) | undefined;
+
+    return {
+      async routes(app) {
+        unlisten = await keys.listenForRevocations(ctx.notifier);
+        await registerCoinRoutes(app, { keys, snapshots, clock: ctx.clock });
+        await registerOpsRoutes(app, { store, keys, mirror, jobs: ctx.jobs, db: ctx.db });
+      },
+      tasks: {
+        'mirror-upstream': async () => {
+          if (!mirror) return;
+          const run = await mirror.run();
+          if (run.status === 'failed') ctx.logger.warn({ run }, 'upstream mirror failed');
+          else ctx.logger.info({ run }, 'upstream mirror done');
+        },
+      },
+      cron: mirror ? [{ task: 'mirror-upstream', pattern: '*/15 * * * *' }] : [],
+      async seed(tx) {
+        const [existing] = await tx.select({ id: coins.id }).from(coins).limit(1);
+        if (!existing) {
+          const list = seedCoinList();
+          const now = ctx.clock.now();
+          for (let i = 0; i < list.length; i += 1000) {
+            await tx
+              .insert(coins)
+              .values(
+                list
+                  .slice(i, i + 1000)
+                  .map((c) => ({ ...c, status: 'active' as const, createdAt: now, updatedAt: now })),
+              );
+          }
+        }
+        const demo = await keys.issue({ tier: 'demo', label: 'demo key (first start)' }, tx);
+        const pro = await keys.issue({ tier: 'pro', label: 'paid-plan key (first start)' }, tx);
+        return { demoKey: demo.key, proKey: pro.key };
+      },
+      async stop() {
+        await unlisten?.();
+      },
+    };
+  },
+};

@@ -1,0 +1,14 @@
+import type { ServiceDefinition } from '../platform/service.ts';
+import { coinsService } from './coins/index.ts';
+import { depositsService } from './deposits/index.ts';
+import { pricingService } from './pricing/index.ts';
+
+/**
+ * Every implemented service, in start order. A planned service is added here when it lands; until then
+ * `SERVICES` cannot name it.
+ */
+export const implementedServices: readonly ServiceDefinition[] = [
+  pricingService,
+  depositsService,
+  coinsService,
+];
