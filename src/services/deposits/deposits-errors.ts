@@ -1,0 +1,67 @@
+import { ApiError } from '../../platform/errors.ts';
+import type { ValidationErrors } from './deposit-request.ts';
+
+/**
+ * Errors of the deposit-address service, in its NestJS-style body (NOTES.md, anchor: a stablecoin "fast deposit"
+ * gateway): `{statusCode, message, error?}`, plus `validationErrors` (field -> messages) for validation failures and
+ * `details: {errorCode, errorDesc}` for business errors.
+ */
+export function validationFailed(errors: ValidationErrors): ApiError {
+  return new ApiError(400, 'validation_failed', 'Validation failed', {
+    details: { validationErrors: errors },
+  });
+}
+
+/** 400 business error with `details: {errorCode, errorDesc}`. */
+export function businessError(errorCode: string, errorDesc: string): ApiError {
+  return new ApiError(400, 'business_error', errorDesc, { details: { errorCode, errorDesc } });
+}
+
+/** 401 `invalid-api-key`: a supplied key that is unknown, revoked or not enabled for v1. */
+export function invalidApiKey(): ApiError {
+  return new ApiError(401, 'invalid_api_key', 'invalid-api-key');
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/**
+ * Renders an ApiError: `{statusCode, message, error}`; validation failures add `validationErrors` (every failing
+ * field at once), business errors add `details`. A platform validation error (a bad path or query value) is
+ * turned into the same `validationErrors` map.
+ */
+export function formatDepositError(error: ApiError, _request?: unknown): { body: unknown } {
+  const body: Record<string, unknown> = {
+    statusCode: error.status,
+    message: error.message,
+    error: REASONS[error.status] ?? 'Error',
+  };
+  const details = error.details ?? {};
+  if (details.validationErrors) {
+    body.message = 'Validation failed';
+    body.validationErrors = details.validationErrors;
+  } else if (Array.isArray(details.issues)) {
+    const map: ValidationErrors = {};
+    for (const issue of details.issues as { field: string; location: string; message: string }[]) {
+      const field = issue.field || issue.location;
+      const list = map[field] ?? [];
+      list.push(`${field} ${issue.message}`);
+      map[field] = list;
+    }
+    body.message = 'Validation failed';
+    body.validationErrors = map;
+  } else if (details.errorCode) {
+    body.details = { errorCode: details.errorCode, errorDesc: details.errorDesc };
+  }
+  return { body };
+}

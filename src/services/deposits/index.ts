@@ -1,0 +1,76 @@
+import path from 'node:path';
+import type { ServiceDefinition } from '../../platform/service.ts';
+import { DepositKeyService } from './api-keys.ts';
+import { SimulatedChain } from './chain.ts';
+import { DepositService } from './deposit-service.ts';
+import { readDepositsConfig } from './deposits-config.ts';
+import { formatDepositError } from './deposits-errors.ts';
+import { registerDepositRoutes } from './deposits-routes.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
+
+function quoteId(payload: unknown): number {
+  const id = (payload as { quoteId?: unknown } | null)?.quoteId;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id))
+    throw new Error('job payload needs a numeric quoteId');
+  return id;
+}
+
+/**
+ * The stablecoin deposit-address service (spec document 001, section C; anchor: a stablecoin "fast deposit"
+ * gateway): quotes CREATE2 vault addresses and runs each vault through funding, publication, expiry and refunds on
+ * a simulated chain.
+ */
+export const depositsService: ServiceDefinition = {
+  name: 'deposits',
+  envPrefix: 'DEPOSITS',
+  title: 'Stablecoin deposit-address API',
+  version: '1.0.0',
+  description:
+    'Quotes deposit addresses (vaults) that fund a destination-chain deposit from a source-chain stablecoin ' +
+    'amount. Errors: `{statusCode, message, error, validationErrors?, details?}`.',
+  defaultPort: 4103,
+  migrations: { schema: 'deposits', folder: path.join(import.meta.dirname, 'db', 'migrations') },
+  formatError: formatDepositError,
+  tags: [{ name: 'deposit-addresses', description: 'Quoted deposit addresses and their state' }],
+  securitySchemes: {
+    apiKey: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-api-key',
+      description: 'Optional; must be valid for v1 when sent',
+    },
+  },
+  validateEnv: (env) => {
+    readDepositsConfig(env);
+  },
+  setup(ctx) {
+    const config = readDepositsConfig(ctx.config.env);
+    const chain = new SimulatedChain(ctx.db);
+    const keys = new DepositKeyService(ctx.db, ctx.clock);
+    const deposits = new DepositService(ctx.db, ctx.clock, config, chain, ctx.jobs);
+    let unlisten: (() => Promise<void>) | undefined;
+    return {
+      async routes(app) {
+        unlisten = await keys.listenForRevocations(ctx.notifier);
+        await registerDepositRoutes(app, { deposits, keys, config });
+        await registerOpsRoutes(app, { deposits, keys, chain });
+      },
+      tasks: {
+        publish: async (payload) => deposits.publish(quoteId(payload)),
+        'settle-refund': async (payload) => deposits.settleRefund(quoteId(payload)),
+        'expire-due': async () => {
+          const n = await deposits.expireDue();
+          if (n > 0) ctx.logger.info({ expired: n }, 'deposit addresses expired');
+        },
+      },
+      cron: [{ task: 'expire-due', pattern: '* * * * *' }],
+      async seed(tx) {
+        const key = await keys.issue({ label: 'demo key (first start)' }, tx);
+        return { apiKey: key.key, apiKeyHeader: 'x-api-key', sourceChains: config.sourceChains.join(',') };
+      },
+      async stop() {
+        await unlisten?.();
+      },
+    };
+  },
+};
