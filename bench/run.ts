@@ -6,10 +6,12 @@
 import { parseArgs } from 'node:util';
 import { benchCoins } from './coins.ts';
 import { benchDeposits } from './deposits.ts';
+import { benchPricing } from './pricing.ts';
 
 const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
   coins: benchCoins,
   deposits: benchDeposits,
+  pricing: benchPricing,
 };
 
 const { positionals, values } = parseArgs({
