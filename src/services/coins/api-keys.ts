@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
+import { revokeApiKey } from '../../platform/api-keys.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
 import type { Db, Executor } from '../../platform/database.ts';
@@ -87,18 +88,9 @@ export class ApiKeyService {
    * @throws ApiError 404 `key_not_found`.
    */
   async revoke(id: number): Promise<KeyRecord> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id)).for('update');
-      if (!row) throw new ApiError(404, 'key_not_found', `No API key with id ${id}.`);
-      if (row.revokedAt) return toRecord(row);
-      const [updated] = await tx
-        .update(apiKeys)
-        .set({ revokedAt: this.clock.now() })
-        .where(eq(apiKeys.id, id))
-        .returning();
-      await this.cache.revoked(tx, row.keyHash);
-      return toRecord(updated!);
-    });
+    const revoked = await revokeApiKey(this.db, apiKeys, id, { now: this.clock.now(), cache: this.cache });
+    if (!revoked) throw new ApiError(404, 'key_not_found', `No API key with id ${id}.`);
+    return toRecord(revoked.row);
   }
 
   /** Every key, newest first. */

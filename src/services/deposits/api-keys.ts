@@ -1,4 +1,5 @@
 import { desc, eq } from 'drizzle-orm';
+import { revokeApiKey } from '../../platform/api-keys.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
 import type { Db, Executor } from '../../platform/database.ts';
@@ -75,18 +76,9 @@ export class DepositKeyService {
 
   /** Revokes a key on every instance. @throws ApiError 404 `key_not_found`. */
   async revoke(id: number): Promise<KeyRecord> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id)).for('update');
-      if (!row) throw new ApiError(404, 'key_not_found', `No API key with id ${id}.`);
-      if (row.revokedAt) return toRecord(row);
-      const [updated] = await tx
-        .update(apiKeys)
-        .set({ revokedAt: this.clock.now() })
-        .where(eq(apiKeys.id, id))
-        .returning();
-      await this.cache.revoked(tx, row.keyHash);
-      return toRecord(updated!);
-    });
+    const revoked = await revokeApiKey(this.db, apiKeys, id, { now: this.clock.now(), cache: this.cache });
+    if (!revoked) throw new ApiError(404, 'key_not_found', `No API key with id ${id}.`);
+    return toRecord(revoked.row);
   }
 
   async list(): Promise<KeyRecord[]> {

@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
+import { revokeApiKey } from '../../platform/api-keys.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
 import type { Db, Executor } from '../../platform/database.ts';
@@ -114,23 +115,19 @@ export class PricingKeyService {
    * @throws ApiError 404 `not_found` when there is no key `id`.
    */
   async revoke(id: number): Promise<KeyRecord> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id)).for('update');
-      if (!row) throw new ApiError(404, PricingErrorName.notFound, `No API key with id ${id}.`);
-      const [project] = await tx
-        .select({ slug: projects.slug })
-        .from(projects)
-        .where(eq(projects.id, row.projectId));
-      const slug = project?.slug ?? '';
-      if (row.revokedAt) return toRecord(row, slug);
-      const [updated] = await tx
-        .update(apiKeys)
-        .set({ revokedAt: this.clock.now() })
-        .where(eq(apiKeys.id, id))
-        .returning();
-      await this.cache.revoked(tx, row.keyHash);
-      return toRecord(updated!, slug);
+    const revoked = await revokeApiKey(this.db, apiKeys, id, {
+      now: this.clock.now(),
+      cache: this.cache,
+      extra: async (tx, row) => {
+        const [project] = await tx
+          .select({ slug: projects.slug })
+          .from(projects)
+          .where(eq(projects.id, row.projectId));
+        return project?.slug ?? '';
+      },
     });
+    if (!revoked) throw new ApiError(404, PricingErrorName.notFound, `No API key with id ${id}.`);
+    return toRecord(revoked.row, revoked.extra);
   }
 
   /**
