@@ -1,3 +1,4 @@
+import { AjvCompiler, type RouteDefinition } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import scalar from '@scalar/fastify-api-reference';
@@ -17,6 +18,24 @@ import { constantTimeEqual } from './crypto.ts';
 import { ApiError, type FieldIssue, internalError, ValidationError } from './errors.ts';
 import { requestId } from './ids.ts';
 import type { AppLogger } from './logger.ts';
+
+const AJV_OPTIONS = { allErrors: true, useDefaults: true, removeAdditional: false } as const;
+const coercingValidators = AjvCompiler();
+const strictValidators = AjvCompiler();
+
+/**
+ * Request validation with Fastify's own Ajv compiler, in two modes: query strings, path parameters and headers are
+ * text on the wire, so their values are coerced to the schema's types (`?limit=10` is the number 10, `?ids=a` the
+ * array `['a']`); a JSON body already carries its types, so it is validated as sent (`"quantity": "2"` where an
+ * integer is expected is a 400, never silently the number 2).
+ */
+function buildRequestValidator(externalSchemas: Parameters<ReturnType<typeof AjvCompiler>>[0]) {
+  const query = coercingValidators(externalSchemas, {
+    customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' },
+  });
+  const body = strictValidators(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+  return (route: RouteDefinition) => (route.httpPart === 'body' ? body(route) : query(route));
+}
 
 /** A service's Fastify instance, typed by TypeBox schemas. Only routes (HTTP layer) use it. */
 export type ServiceApp = FastifyInstance<
@@ -147,9 +166,8 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ajv: {
-      customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
-    },
+    // The factory type of @fastify/ajv-compiler cannot describe a per-part choice; the shapes are its own.
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onRequest', async (request, reply) => {
