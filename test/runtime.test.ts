@@ -87,6 +87,14 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
       }),
     });
     assert.equal(quote.status, 201);
+    assert.equal(creds.pricing.projectSlug, 'demo');
+    assert.match(creds.pricing.readKey, /^cpk_/);
+    assert.match(creds.pricing.readWriteKey, /^cpk_/);
+    const plans = await fetch(`${creds.pricing.baseUrl}/api/v1/projects/demo/plans`, {
+      headers: { authorization: `Bearer ${creds.pricing.readKey}` },
+    });
+    assert.equal(plans.status, 200);
+    assert.ok(((await plans.json()) as { plans: unknown[] }).plans.length > 0, 'the demo project has plans');
 
     const stopStarted = Date.now();
     cli.child.kill('SIGTERM');
