@@ -69,17 +69,25 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${SCRYPT_N}$${SCRYPT_R}$${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-/** Verifies a password against a {@link hashPassword} string, in constant time. False on any malformed hash. */
+/**
+ * Verifies a password against a {@link hashPassword} string, in constant time. False on any malformed hash
+ * (wrong field count, empty salt, a hash under 16 bytes, scrypt parameters scrypt refuses); never throws for those.
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltB64, hashB64] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(hashB64, 'base64url');
-  const key = await scrypt(password, Buffer.from(saltB64, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-  });
+  const salt = Buffer.from(saltB64, 'base64url');
+  // A stored hash shorter than 16 bytes (an empty one would compare equal to an empty key) or without salt is
+  // malformed, never a match.
+  if (expected.length < 16 || salt.length === 0) return false;
+  let key: Buffer;
+  try {
+    key = await scrypt(password, salt, expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+  } catch {
+    return false; // parameters scrypt refuses (N not a power of two, non-numeric, memory limit)
+  }
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
@@ -112,7 +120,9 @@ export class SecretBox {
     if (parts.length !== 4 || parts[0] !== 'v1') throw new Error('secret cannot be decrypted');
     try {
       const [, ivB64, tagB64, ctB64] = parts as [string, string, string, string];
-      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(ivB64, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(ivB64, 'base64url'), {
+        authTagLength: 16, // the v1 format fixes the tag at 16 bytes; GCM would otherwise accept truncated tags
+      });
       if (aad !== undefined) decipher.setAAD(Buffer.from(aad, 'utf8'));
       decipher.setAuthTag(Buffer.from(tagB64, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ctB64, 'base64url')), decipher.final()]).toString(

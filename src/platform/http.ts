@@ -146,6 +146,24 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** True for `/_ops` and everything under it. */
+function isOperatorPath(path: string | undefined): boolean {
+  return path !== undefined && (path === '/_ops' || path.startsWith('/_ops/'));
+}
+
+/**
+ * The path of a request URL with percent-escapes decoded, as the router matches it (so `/%5Fops/x` is `/_ops/x`).
+ * A malformed escape leaves the raw path; the router refuses such a URL anyway.
+ */
+function decodedPathOf(url: string): string {
+  const path = pathOf(url);
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /**
  * Creates a service's Fastify instance with the platform's contract already in place:
  * request ids (`x-request-id`, accepted from the caller when well-formed, otherwise a UUID) on every answer and log
@@ -172,8 +190,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    const path = pathOf(request.url);
-    if (path === '/_ops' || path.startsWith('/_ops/')) {
+    if (isOperatorPath(request.routeOptions.url) || isOperatorPath(decodedPathOf(request.url))) {
       const header = request.headers.authorization;
       const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
       if (!token || !constantTimeEqual(token, options.operatorToken)) {

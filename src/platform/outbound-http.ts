@@ -159,6 +159,9 @@ export class OutboundHttp {
         headers: { 'user-agent': this.userAgent, ...(req.headers ?? {}) },
         body: req.body,
         dispatcher: this.agent,
+        // The agent's timeouts are the client default; a request's own (longer or shorter) bound wins.
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
         signal,
       });
       const chunks: Buffer[] = [];
