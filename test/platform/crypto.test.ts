@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import { describe, test } from 'node:test';
+import {
+  constantTimeEqual,
+  hashApiKey,
+  hashPassword,
+  hmacSha256,
+  issueApiKey,
+  SecretBox,
+  verifyPassword,
+} from '../../src/platform/crypto.ts';
+
+describe('platform: crypto', () => {
+  test('issueApiKey: prefix + 43 URL-safe chars, stored hash is SHA-256 hex, hint is the last four', () => {
+    const k = issueApiKey('cpk_');
+    assert.match(k.plaintext, /^cpk_[A-Za-z0-9_-]{43}$/);
+    assert.equal(k.hash, createHash('sha256').update(k.plaintext).digest('hex'));
+    assert.equal(k.hash, hashApiKey(k.plaintext));
+    assert.match(k.hash, /^[0-9a-f]{64}$/);
+    assert.equal(k.hint, k.plaintext.slice(-4));
+    assert.notEqual(issueApiKey('cpk_').plaintext, k.plaintext);
+  });
+
+  test('constantTimeEqual: equal only for identical strings, any length', () => {
+    assert.equal(constantTimeEqual('abc', 'abc'), true);
+    assert.equal(constantTimeEqual('', ''), true);
+    assert.equal(constantTimeEqual('abc', 'abd'), false);
+    assert.equal(constantTimeEqual('abc', 'abcd'), false);
+    assert.equal(constantTimeEqual('', 'a'), false);
+  });
+
+  test('hmacSha256 matches node HMAC-SHA256 bytes', () => {
+    const expected = createHmac('sha256', 'k').update('data').digest();
+    assert.deepEqual(hmacSha256('k', 'data'), expected);
+    assert.deepEqual(hmacSha256(Buffer.from('k'), Buffer.from('data')), expected);
+    assert.notDeepEqual(hmacSha256('k2', 'data'), expected);
+  });
+
+  test('hashPassword is salted and self-describing; verifyPassword checks it', async () => {
+    const h1 = await hashPassword('correct horse');
+    const h2 = await hashPassword('correct horse');
+    assert.match(h1, /^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
+    assert.notEqual(h1, h2, 'random salt');
+    assert.equal(await verifyPassword('correct horse', h1), true);
+    assert.equal(await verifyPassword('correct horse', h2), true);
+    assert.equal(await verifyPassword('wrong horse', h1), false);
+  });
+
+  test('verifyPassword is false for malformed hashes', async () => {
+    assert.equal(await verifyPassword('x', ''), false);
+    assert.equal(await verifyPassword('x', 'bcrypt$1$2$3$4$5'), false);
+    assert.equal(await verifyPassword('x', 'scrypt$16384$8$1$abc'), false);
+  });
+
+  test('verifyPassword is false when the stored hash field is empty (never accepts any password)', async () => {
+    const [, n, r, p, salt] = (await hashPassword('real password')).split('$');
+    const emptied = ['scrypt', n, r, p, salt, ''].join('$');
+    assert.equal(await verifyPassword('any other password', emptied), false);
+  });
+
+  test('verifyPassword is false (does not throw) for malformed scrypt parameters', async () => {
+    const [, , r, p, salt, hash] = (await hashPassword('pw')).split('$');
+    for (const n of ['abc', '1000']) {
+      assert.equal(await verifyPassword('pw', ['scrypt', n, r, p, salt, hash].join('$')), false, `N=${n}`);
+    }
+  });
+
+  test('SecretBox round-trips, with a fresh IV each time, in the v1 format', () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const a = box.encrypt('whsec_secret');
+    const b = box.encrypt('whsec_secret');
+    assert.match(a, /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/);
+    assert.notEqual(a, b);
+    assert.equal(box.decrypt(a), 'whsec_secret');
+    assert.equal(box.decrypt(box.encrypt('')), '');
+    assert.equal(box.decrypt(box.encrypt('héllo ✓')), 'héllo ✓');
+  });
+
+  test('SecretBox refuses altered ciphertext, another key, another or missing aad', () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const sealed = box.encrypt('payload', 'row:1');
+    assert.equal(box.decrypt(sealed, 'row:1'), 'payload');
+    const fail = { message: 'secret cannot be decrypted' };
+    assert.throws(() => box.decrypt(sealed, 'row:2'), fail);
+    assert.throws(() => box.decrypt(sealed), fail);
+    assert.throws(() => new SecretBox(Buffer.alloc(32, 2)).decrypt(sealed, 'row:1'), fail);
+    const parts = sealed.split('.');
+    const ct = Buffer.from(parts[3]!, 'base64url');
+    ct[0] = (ct[0] ?? 0) ^ 1;
+    assert.throws(
+      () => box.decrypt([parts[0], parts[1], parts[2], ct.toString('base64url')].join('.'), 'row:1'),
+      fail,
+    );
+    assert.throws(() => box.decrypt('v2.a.b.c'), fail);
+    assert.throws(() => box.decrypt('garbage'), fail);
+  });
+
+  test('SecretBox refuses a truncated authentication tag (the format fixes it at 16 bytes)', () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const [v, iv, tag, ct] = box.encrypt('payload', 'row:1').split('.') as [string, string, string, string];
+    for (const n of [12, 8, 4]) {
+      const short = Buffer.from(tag, 'base64url').subarray(0, n).toString('base64url');
+      assert.throws(
+        () => box.decrypt([v, iv, short, ct].join('.'), 'row:1'),
+        { message: 'secret cannot be decrypted' },
+        `${n}-byte tag`,
+      );
+    }
+  });
+
+  test('SecretBox needs a 32-byte key', () => {
+    assert.throws(() => new SecretBox(Buffer.alloc(16)), RangeError);
+    assert.throws(() => new SecretBox(Buffer.alloc(33)), RangeError);
+  });
+});
