@@ -1,0 +1,184 @@
+/**
+ * Operator routes (`/_ops`, Bearer OPERATOR_TOKEN): create parties and credentials, move compliance cases, drive
+ * the card simulator (settle a pending payment now) and run the expiry sweep.
+ */
+import { Type } from '@sinclair/typebox';
+import { ApiError } from '../../platform/errors.ts';
+import type { ServiceApp } from '../../platform/http.ts';
+import { StringEnum } from '../../platform/schemas.ts';
+import { CASE_STATUSES } from './compliance.ts';
+import { complianceResource, type PartyService, partyResource } from './parties.ts';
+import { ComplianceDocument, CredentialRecord, ErrorBody, PartyResource } from './payments-schemas.ts';
+import { cardPaymentResource, type PaymentService } from './payments-service.ts';
+
+const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+const IssuedKey = Type.Object({ ...CredentialRecord.properties, key: Type.String() });
+
+/** Registers the operator routes. */
+export async function registerOpsRoutes(
+  app: ServiceApp,
+  deps: { payments: PaymentService; parties: PartyService },
+) {
+  app.post(
+    '/_ops/parties',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsCreateParty',
+        summary: 'Create a party (a merchant gets an API key, shown once)',
+        description:
+          'A customer party needs `ownerPartyId` (its merchant). `caseStatus` seeds the compliance case ' +
+          '(default NOT_READY) without going through the case transitions.',
+        body: Type.Object(
+          {
+            kind: StringEnum(['merchant', 'customer'] as const),
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            ownerPartyId: Type.Optional(Type.String()),
+            caseStatus: Type.Optional(StringEnum(CASE_STATUSES)),
+            perTransaction: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Object({ data: PartyResource, apiKey: Type.Union([IssuedKey, Type.Null()]) }),
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (body.kind === 'customer') {
+        const owner = body.ownerPartyId ? await deps.parties.find(body.ownerPartyId) : undefined;
+        if (owner?.kind !== 'merchant') {
+          throw new ApiError(400, 'invalid_value', 'A customer party needs ownerPartyId of a merchant.', {
+            details: { pointer: '/ownerPartyId' },
+          });
+        }
+      }
+      const row = await deps.parties.create({
+        kind: body.kind,
+        name: body.name,
+        ownerPartyId: body.kind === 'customer' ? body.ownerPartyId : null,
+        caseStatus: body.caseStatus,
+        perTransaction: body.perTransaction ?? null,
+      });
+      const apiKey = body.kind === 'merchant' ? await deps.parties.issueKey(row.id, 'api', 'operator') : null;
+      return reply.code(201).send({ data: partyResource(row), apiKey });
+    },
+  );
+
+  app.post(
+    '/_ops/parties/:partyId/keys',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsIssueKey',
+        summary: 'Issue an API key or agent key for a party (shown once)',
+        params: Type.Object({ partyId: Type.String() }),
+        body: Type.Object(
+          {
+            kind: StringEnum(['api', 'agent'] as const),
+            label: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: IssuedKey, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const party = await deps.parties.find(request.params.partyId);
+      if (!party) throw new ApiError(404, 'party_not_found', 'No such party.');
+      return reply
+        .code(201)
+        .send(await deps.parties.issueKey(party.id, request.body.kind, request.body.label ?? null));
+    },
+  );
+
+  app.post(
+    '/_ops/keys/:id/revoke',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsRevokeKey',
+        summary: 'Revoke a credential (every instance at once)',
+        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+        response: { 200: CredentialRecord, ...errors },
+      },
+    },
+    async (request) => deps.parties.revokeKey(request.params.id),
+  );
+
+  app.post(
+    '/_ops/parties/:partyId/compliance/case',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsMoveComplianceCase',
+        summary: 'Move a party’s compliance case to another status (README transition table)',
+        params: Type.Object({ partyId: Type.String() }),
+        body: Type.Object(
+          {
+            caseStatus: StringEnum(CASE_STATUSES),
+            requirements: Type.Optional(
+              Type.Array(
+                Type.Object(
+                  {
+                    key: Type.String({ minLength: 1, maxLength: 100 }),
+                    description: Type.String({ minLength: 1, maxLength: 500 }),
+                  },
+                  { additionalProperties: false },
+                ),
+                { maxItems: 50 },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ComplianceDocument, ...errors },
+      },
+    },
+    async (request) => ({
+      data: complianceResource(
+        await deps.parties.moveCase(
+          request.params.partyId,
+          request.body.caseStatus,
+          request.body.requirements,
+        ),
+      ),
+    }),
+  );
+
+  app.post(
+    '/_ops/card-payments/:id/settle',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsSettleCardPayment',
+        summary: 'Settle a processing card payment now (what the settle job does)',
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: Type.Object({ data: Type.Unknown() }), ...errors },
+      },
+    },
+    async (request) => {
+      await deps.payments.settleCardPayment(request.params.id);
+      const [row] = await deps.payments.cardPaymentsById([request.params.id]);
+      if (!row) throw new ApiError(404, 'card_payment_not_found', 'No such card payment.');
+      return { data: cardPaymentResource(row) };
+    },
+  );
+
+  app.post(
+    '/_ops/payment-intents/expire-due',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsExpireDueIntents',
+        summary: 'Expire open intents past expiresAt now (what the cron job does)',
+        response: { 200: Type.Object({ expired: Type.Integer() }), 401: ErrorBody },
+      },
+    },
+    async () => ({ expired: await deps.payments.expireDue() }),
+  );
+}

@@ -1,0 +1,356 @@
+/**
+ * Parties, their credentials, compliance cases and transaction limits (spec 001 section A: "Party compliance
+ * status", "Compliance session status", "Transaction limits", "Authentication").
+ */
+import { and, count, desc, eq, inArray } from 'drizzle-orm';
+import { revokeApiKey } from '../../platform/api-keys.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
+import type { Db, Executor } from '../../platform/database.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { prefixedHexId } from '../../platform/ids.ts';
+import { KeyCache } from '../../platform/key-cache.ts';
+import type { Notifier } from '../../platform/notifications.ts';
+import {
+  assertCaseTransition,
+  type CaseStatus,
+  canProceed,
+  DISPLAY_RULES,
+  partyComplianceAttributes,
+} from './compliance.ts';
+import { credentials, parties, type RequirementRow } from './db/schema.ts';
+
+/** Prefix of API keys (full rights of their party). */
+export const API_KEY_PREFIX = 'sk_';
+/** Prefix of agent keys (act for their party with narrower rights: README "Credentials"). */
+export const AGENT_KEY_PREFIX = 'ak_';
+
+/** The caller behind a bearer credential. */
+export interface Principal {
+  partyId: string;
+  credentialId: number;
+  kind: 'api' | 'agent';
+}
+
+type Lookup = Principal | 'unknown';
+
+/** A credential as listed (never the key itself). */
+export interface CredentialRecord {
+  id: number;
+  partyId: string;
+  kind: 'api' | 'agent';
+  hint: string;
+  label: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export type PartyRow = typeof parties.$inferSelect;
+
+/** Default compliance program of new parties. */
+export const DEFAULT_PROGRAM = {
+  code: 'US_MERCHANT_KYB',
+  id: 'prg_us_merchant_kyb',
+  versionId: 'prv_2026_01',
+};
+
+/** The requirements of a new case (keys are what `requirementsDue` lists). */
+export const DEFAULT_REQUIREMENTS: readonly Omit<RequirementRow, 'id'>[] = [
+  { key: 'business_details', description: 'Legal name, address and tax identifier of the business.' },
+  { key: 'representative_identity', description: 'Identity document of a legal representative.' },
+  { key: 'bank_account', description: 'Bank account that receives payouts.' },
+];
+
+function withIds(requirements: readonly Omit<RequirementRow, 'id'>[]): RequirementRow[] {
+  return requirements.map((r) => ({ id: prefixedHexId('req'), key: r.key, description: r.description }));
+}
+
+/** 404 that never tells a missing party from another merchant's. */
+export function partyNotFound(pointer?: string): ApiError {
+  return new ApiError(404, 'party_not_found', 'No such party.', pointer ? { details: { pointer } } : {});
+}
+
+/**
+ * Parties and credentials. Credential lookups go through a per-instance {@link KeyCache} (SHA-256 of the key;
+ * revocations broadcast with NOTIFY).
+ */
+export class PartyService {
+  private readonly cache: KeyCache<Lookup>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {
+    this.cache = new KeyCache<Lookup>('payments_credential_revoked', clock);
+  }
+
+  listenForRevocations(notifier: Notifier) {
+    return this.cache.listen(notifier);
+  }
+
+  /**
+   * Resolves `Authorization: Bearer <key>`.
+   * @throws ApiError 401 `unauthenticated` when the header is missing, malformed, unknown or revoked.
+   */
+  async authenticate(header: string | undefined): Promise<Principal> {
+    const key = header?.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!key) {
+      throw new ApiError(401, 'unauthenticated', 'Send Authorization: Bearer <API key or agent key>.', {
+        details: { header: 'authorization' },
+      });
+    }
+    const found = await this.cache.get(hashApiKey(key), async (hash) => {
+      const [row] = await this.db.select().from(credentials).where(eq(credentials.keyHash, hash)).limit(1);
+      if (!row || row.revokedAt) return 'unknown';
+      return { partyId: row.partyId, credentialId: row.id, kind: row.kind };
+    });
+    if (found === 'unknown') {
+      throw new ApiError(401, 'unauthenticated', 'The credential is unknown or revoked.', {
+        details: { header: 'authorization' },
+      });
+    }
+    return found;
+  }
+
+  /**
+   * Creates a party with a compliance case in `caseStatus` (default `NOT_READY`; operators may seed any status).
+   * Customer parties belong to `ownerPartyId` (their merchant).
+   */
+  async create(
+    input: {
+      kind: 'merchant' | 'customer';
+      name: string;
+      ownerPartyId?: string | null;
+      caseStatus?: CaseStatus;
+      perTransaction?: number | null;
+    },
+    executor: Executor = this.db,
+  ): Promise<PartyRow> {
+    const now = this.clock.now();
+    const [row] = await executor
+      .insert(parties)
+      .values({
+        id: prefixedHexId('pty'),
+        kind: input.kind,
+        name: input.name,
+        ownerPartyId: input.ownerPartyId ?? null,
+        programCode: DEFAULT_PROGRAM.code,
+        programId: DEFAULT_PROGRAM.id,
+        programVersionId: DEFAULT_PROGRAM.versionId,
+        caseId: prefixedHexId('cse'),
+        caseStatus: input.caseStatus ?? 'NOT_READY',
+        requirements: input.caseStatus === 'MET' ? [] : withIds(DEFAULT_REQUIREMENTS),
+        perTransaction: input.perTransaction ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    return row!;
+  }
+
+  /** Issues a credential of `kind` for `partyId`; the plaintext key is returned once. */
+  async issueKey(
+    partyId: string,
+    kind: 'api' | 'agent',
+    label: string | null,
+    executor: Executor = this.db,
+  ): Promise<CredentialRecord & { key: string }> {
+    const issued = issueApiKey(kind === 'api' ? API_KEY_PREFIX : AGENT_KEY_PREFIX);
+    const [row] = await executor
+      .insert(credentials)
+      .values({ partyId, kind, keyHash: issued.hash, hint: issued.hint, label, createdAt: this.clock.now() })
+      .returning();
+    return { ...credentialRecord(row!), key: issued.plaintext };
+  }
+
+  /** Credentials of a party, newest first. */
+  async listKeys(partyId: string): Promise<CredentialRecord[]> {
+    const rows = await this.db
+      .select()
+      .from(credentials)
+      .where(eq(credentials.partyId, partyId))
+      .orderBy(desc(credentials.id));
+    return rows.map(credentialRecord);
+  }
+
+  /**
+   * Revokes credential `id` of `partyId` (or of any party when `partyId` is undefined: operators).
+   * @throws ApiError 404 `credential_not_found`.
+   */
+  async revokeKey(id: number, partyId?: string): Promise<CredentialRecord> {
+    const result = await revokeApiKey(this.db, credentials, id, {
+      now: this.clock.now(),
+      cache: this.cache as KeyCache<unknown>,
+      extra: async (_tx, row) => {
+        if (partyId !== undefined && row.partyId !== partyId) throw credentialNotFound();
+      },
+    });
+    if (!result) throw credentialNotFound();
+    return credentialRecord(result.row);
+  }
+
+  /** A party by id, or undefined. */
+  async find(id: string, executor: Executor = this.db): Promise<PartyRow | undefined> {
+    const [row] = await executor.select().from(parties).where(eq(parties.id, id)).limit(1);
+    return row;
+  }
+
+  /**
+   * A party the caller may see: itself, or a customer party it owns. `'me'` is the caller's own party.
+   * @throws ApiError 404 `party_not_found` otherwise (never telling which).
+   */
+  async visible(principal: Principal, partyId: string): Promise<PartyRow> {
+    const id = partyId === 'me' ? principal.partyId : partyId;
+    const row = await this.find(id);
+    if (!row || (row.id !== principal.partyId && row.ownerPartyId !== principal.partyId))
+      throw partyNotFound();
+    return row;
+  }
+
+  /**
+   * Checks that both parties of a payment may proceed (their compliance case allows it).
+   * @throws ApiError 403 `compliance_required` naming the party and its display state.
+   */
+  async assertCanProceed(executor: Executor, partyIds: readonly string[]): Promise<PartyRow[]> {
+    const rows = await executor
+      .select()
+      .from(parties)
+      .where(inArray(parties.id, [...new Set(partyIds)]));
+    for (const id of partyIds) {
+      const row = rows.find((r) => r.id === id);
+      if (!row) throw partyNotFound();
+      if (!canProceed(row.caseStatus)) {
+        const rule = DISPLAY_RULES[row.caseStatus as CaseStatus];
+        throw new ApiError(
+          403,
+          'compliance_required',
+          `Party ${row.id} cannot take part in payments yet: its compliance status is ${rule.displayState} (${row.caseStatus}). ${rule.message}`,
+          { details: { partyId: row.id } },
+        );
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * Moves a party's compliance case (operator route). `requirements` (keys and descriptions) replaces the open
+   * requirements when given; a move to `MET` clears them.
+   * @throws ApiError 404 `party_not_found`, 409 `invalid_state` for a transition outside README's table.
+   */
+  async moveCase(
+    partyId: string,
+    to: CaseStatus,
+    requirements?: readonly Omit<RequirementRow, 'id'>[],
+  ): Promise<PartyRow> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(parties).where(eq(parties.id, partyId)).for('update');
+      if (!row) throw partyNotFound();
+      assertCaseTransition(row.caseStatus as CaseStatus, to);
+      const next =
+        to === 'MET' ? [] : requirements !== undefined ? withIds(requirements) : (row.requirements ?? []);
+      const [updated] = await tx
+        .update(parties)
+        .set({ caseStatus: to, requirements: next, updatedAt: this.clock.now() })
+        .where(eq(parties.id, partyId))
+        .returning();
+      return updated!;
+    });
+  }
+
+  /** Sets the caller's per-transaction limit (cents > 0, or null for none). */
+  async setLimit(partyId: string, perTransaction: number | null): Promise<PartyRow> {
+    const [row] = await this.db
+      .update(parties)
+      .set({ perTransaction, updatedAt: this.clock.now() })
+      .where(eq(parties.id, partyId))
+      .returning();
+    if (!row) throw partyNotFound();
+    return row;
+  }
+
+  /** Customer parties owned by `ownerPartyId`, newest first: `limit` rows after `offset`, and the total. */
+  async listCustomers(
+    ownerPartyId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: PartyRow[]; total: number }> {
+    const where = and(eq(parties.ownerPartyId, ownerPartyId), eq(parties.kind, 'customer'));
+    const [rows, [total]] = await Promise.all([
+      this.db
+        .select()
+        .from(parties)
+        .where(where)
+        .orderBy(desc(parties.createdAt), desc(parties.id))
+        .limit(limit)
+        .offset(offset),
+      this.db.select({ n: count() }).from(parties).where(where),
+    ]);
+    return { rows, total: total?.n ?? 0 };
+  }
+}
+
+function credentialNotFound(): ApiError {
+  return new ApiError(404, 'credential_not_found', 'No such credential.');
+}
+
+function credentialRecord(row: typeof credentials.$inferSelect): CredentialRecord {
+  return {
+    id: row.id,
+    partyId: row.partyId,
+    kind: row.kind,
+    hint: row.hint,
+    label: row.label,
+    createdAt: row.createdAt.toISOString(),
+    revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
+  };
+}
+
+/** JSON:API resource of a party's compliance status. */
+export function complianceResource(row: PartyRow) {
+  return {
+    type: 'partyComplianceStatus' as const,
+    id: row.id,
+    attributes: partyComplianceAttributes({
+      programCode: row.programCode,
+      caseStatus: row.caseStatus as CaseStatus,
+      requirements: row.requirements,
+    }),
+  };
+}
+
+/** JSON:API resource of a party's compliance session (its case). */
+export function complianceSessionResource(row: PartyRow) {
+  return {
+    type: 'complianceSessionStatus' as const,
+    id: row.caseId,
+    attributes: {
+      programId: row.programId,
+      programVersionId: row.programVersionId,
+      status: row.caseStatus as CaseStatus,
+      requirements: row.requirements.map((r) => ({ id: r.id, key: r.key, description: r.description })),
+    },
+  };
+}
+
+/** JSON:API resource of a party. */
+export function partyResource(row: PartyRow) {
+  return {
+    type: 'party' as const,
+    id: row.id,
+    attributes: {
+      kind: row.kind,
+      name: row.name,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    },
+  };
+}
+
+/** JSON:API resource of transaction limits. */
+export function limitsResource(row: PartyRow) {
+  return {
+    type: 'transactionLimits' as const,
+    id: row.id,
+    attributes: { perTransaction: row.perTransaction },
+  };
+}

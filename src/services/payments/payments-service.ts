@@ -1,0 +1,699 @@
+/**
+ * Payment intents, card payments and voice sessions (spec 001 section A). Every status change goes through
+ * {@link transition} (state-machines.ts); money through money.ts; the card network through {@link CardNetwork}.
+ * Methods that write take the caller's transaction (`tx`) so that the route can wrap them in an idempotency record.
+ */
+import { and, count, desc, eq, inArray, lte, ne } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.ts';
+import { constantTimeEqual, hashApiKey, type SecretBox } from '../../platform/crypto.ts';
+import type { Db, Executor, Tx } from '../../platform/database.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { prefixedHexId, randomToken } from '../../platform/ids.ts';
+import type { JobQueue } from '../../platform/jobs.ts';
+import type { CardNetwork, CheckedCard, NetworkOutcome } from './card-network.ts';
+import { cardPayments, parties, paymentIntents, voiceSessions } from './db/schema.ts';
+import { type LineItemInput, priceLineItems, type TaxMode } from './money.ts';
+import { type PartyService, type Principal, partyNotFound } from './parties.ts';
+import type { PaymentsConfig } from './payments-config.ts';
+import {
+  type CardPaymentStatus,
+  type IntentStatus,
+  transition,
+  type VoiceSessionStatus,
+} from './state-machines.ts';
+
+export type IntentRow = typeof paymentIntents.$inferSelect;
+export type CardPaymentRow = typeof cardPayments.$inferSelect;
+export type VoiceSessionRow = typeof voiceSessions.$inferSelect;
+
+/** A request to create an intent (already shape-checked by the route schema). */
+export interface CreateIntentInput {
+  customerPartyId: string;
+  description: string | null;
+  taxMode: TaxMode;
+  lineItems: LineItemInput[];
+  /** RFC 3339; undefined = the default lifetime; null = never expires. */
+  expiresAt?: string | null;
+}
+
+/** 404 that never tells a missing intent from another merchant's. */
+export function intentNotFound(): ApiError {
+  return new ApiError(404, 'payment_intent_not_found', 'No such payment intent.');
+}
+
+const LINE_ITEMS_POINTER = '/data/attributes/lineItems';
+
+/** The domain of intents, card payments and voice sessions. */
+export class PaymentService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: PaymentsConfig,
+    private readonly network: CardNetwork,
+    private readonly parties: PartyService,
+    private readonly secrets: SecretBox,
+    private readonly jobs: JobQueue,
+    /** The service's public base URL (read at call time: tests bind the port after setup). */
+    private readonly publicUrl: () => string,
+  ) {}
+
+  // ---------------------------------------------------------------- intents
+
+  /**
+   * Creates an intent for a customer party of the caller.
+   * @throws ApiError 404 `party_not_found` (pointer to customerParty) when the party is not the caller's customer,
+   *   403 `compliance_required` when the merchant or the customer cannot proceed, 400 `invalid_value` for an unknown
+   *   tax code, a bad `expiresAt` or an amount out of range, 400 `limit_exceeded` above the merchant's
+   *   `perTransaction` limit (nothing is created).
+   */
+  async create(tx: Tx, principal: Principal, input: CreateIntentInput): Promise<IntentRow> {
+    const now = this.clock.now();
+    const totals = priceLineItems(input.lineItems, input.taxMode, this.config.taxRates, LINE_ITEMS_POINTER);
+    const expiresAt = this.resolveExpiry(input.expiresAt, now);
+    const rows = await tx
+      .select()
+      .from(parties)
+      .where(inArray(parties.id, [principal.partyId, input.customerPartyId]));
+    const customer = rows.find((r) => r.id === input.customerPartyId);
+    if (customer?.kind !== 'customer' || customer.ownerPartyId !== principal.partyId) {
+      throw partyNotFound('/data/relationships/customerParty/data/id');
+    }
+    await this.parties.assertCanProceed(tx, [principal.partyId, customer.id]);
+    const merchant = rows.find((r) => r.id === principal.partyId)!;
+    assertWithinLimit(merchant.perTransaction, totals.amount);
+    const id = prefixedHexId('pmi');
+    const clientSecret = `${id}_secret_${randomToken(24)}`;
+    const [row] = await tx
+      .insert(paymentIntents)
+      .values({
+        id,
+        merchantPartyId: principal.partyId,
+        customerPartyId: customer.id,
+        description: input.description,
+        currency: 'USD',
+        taxMode: input.taxMode,
+        amount: totals.amount,
+        taxAmount: totals.taxAmount,
+        lineItems: totals.lineItems,
+        status: 'open',
+        clientSecretHash: hashApiKey(clientSecret),
+        clientSecretSealed: this.secrets.encrypt(clientSecret, id),
+        expiresAt,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    return row!;
+  }
+
+  private resolveExpiry(value: string | null | undefined, now: Date): Date | null {
+    if (value === null) return null;
+    if (value === undefined) return new Date(now.getTime() + this.config.defaultExpirySeconds * 1000);
+    const at = new Date(value);
+    const pointer = { details: { pointer: '/data/attributes/expiresAt' } };
+    if (Number.isNaN(at.getTime())) {
+      throw new ApiError(400, 'invalid_value', 'expiresAt must be an RFC 3339 date-time.', pointer);
+    }
+    if (at.getTime() <= now.getTime()) {
+      throw new ApiError(400, 'invalid_value', 'expiresAt must be in the future.', pointer);
+    }
+    if (at.getTime() > now.getTime() + this.config.maxExpirySeconds * 1000) {
+      throw new ApiError(
+        400,
+        'invalid_value',
+        `expiresAt may be at most ${this.config.maxExpirySeconds} seconds from now.`,
+        pointer,
+      );
+    }
+    return at;
+  }
+
+  /**
+   * Reads one intent of the caller; an open intent past `expiresAt` is expired first (expiry on read).
+   * @throws ApiError 404 `payment_intent_not_found`.
+   */
+  async get(principal: Principal, id: string): Promise<IntentRow> {
+    const row = await this.findFresh(id);
+    if (!row || row.merchantPartyId !== principal.partyId) throw intentNotFound();
+    return row;
+  }
+
+  /** An intent by id after expiry on read, or undefined. */
+  async findFresh(id: string): Promise<IntentRow | undefined> {
+    const [row] = await this.db.select().from(paymentIntents).where(eq(paymentIntents.id, id)).limit(1);
+    if (row && this.isDue(row)) {
+      await this.db.transaction((tx) => this.expireLocked(tx, [id]));
+      return (await this.db.select().from(paymentIntents).where(eq(paymentIntents.id, id)).limit(1))[0];
+    }
+    return row;
+  }
+
+  private isDue(row: IntentRow): boolean {
+    return row.status === 'open' && row.expiresAt !== null && row.expiresAt.getTime() <= this.clock.nowMs();
+  }
+
+  /**
+   * A page of the caller's intents, newest first (`status` filters), with the total count.
+   */
+  async list(
+    principal: Principal,
+    page: { limit: number; offset: number },
+    status?: IntentStatus,
+  ): Promise<{ rows: IntentRow[]; total: number }> {
+    const where = and(
+      eq(paymentIntents.merchantPartyId, principal.partyId),
+      status ? eq(paymentIntents.status, status) : undefined,
+    );
+    const [rows, [totalRow]] = await Promise.all([
+      this.db
+        .select()
+        .from(paymentIntents)
+        .where(where)
+        .orderBy(desc(paymentIntents.createdAt), desc(paymentIntents.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db.select({ n: count() }).from(paymentIntents).where(where),
+    ]);
+    const due = rows.filter((r) => this.isDue(r)).map((r) => r.id);
+    if (due.length === 0) return { rows, total: totalRow?.n ?? 0 };
+    await this.db.transaction((tx) => this.expireLocked(tx, due));
+    const fresh = await this.db.select().from(paymentIntents).where(inArray(paymentIntents.id, due));
+    const byId = new Map(fresh.map((r) => [r.id, r]));
+    const merged = rows.map((r) => byId.get(r.id) ?? r);
+    return {
+      rows: status ? merged.filter((r) => r.status === status) : merged,
+      total: totalRow?.n ?? 0,
+    };
+  }
+
+  /** Locks an intent of the caller inside `tx` (after expiry on read). @throws 404 `payment_intent_not_found`. */
+  private async lockOwned(tx: Tx, principal: Principal, id: string): Promise<IntentRow> {
+    const row = await this.lock(tx, id);
+    if (!row || row.merchantPartyId !== principal.partyId) throw intentNotFound();
+    return row;
+  }
+
+  private async lock(tx: Tx, id: string): Promise<IntentRow | undefined> {
+    const [row] = await tx.select().from(paymentIntents).where(eq(paymentIntents.id, id)).for('update');
+    return row;
+  }
+
+  /**
+   * Replaces the line items of an open intent: new `pli_` ids, positions 0..n-1 in the order given, totals and
+   * tax recomputed.
+   * @throws ApiError 404, 409 `invalid_state` unless open, 400 as {@link create}, 400 `limit_exceeded`.
+   */
+  async replaceLineItems(principal: Principal, id: string, lines: LineItemInput[]): Promise<IntentRow> {
+    await this.get(principal, id);
+    return this.db.transaction((tx) => this.replaceLocked(tx, principal, id, lines));
+  }
+
+  private async replaceLocked(tx: Tx, principal: Principal, id: string, lines: LineItemInput[]) {
+    const row = await this.lockOwned(tx, principal, id);
+    const status = transition('paymentIntent', row.status, 'replaceLineItems');
+    const totals = priceLineItems(lines, row.taxMode, this.config.taxRates, '/data');
+    const merchant = await this.parties.find(row.merchantPartyId, tx);
+    assertWithinLimit(merchant?.perTransaction ?? null, totals.amount);
+    const [updated] = await tx
+      .update(paymentIntents)
+      .set({
+        status,
+        lineItems: totals.lineItems,
+        amount: totals.amount,
+        taxAmount: totals.taxAmount,
+        updatedAt: this.clock.now(),
+      })
+      .where(eq(paymentIntents.id, id))
+      .returning();
+    return updated!;
+  }
+
+  /** Cancels an open intent. @throws ApiError 404, 409 `invalid_state` unless open. */
+  async cancel(tx: Tx, principal: Principal, id: string): Promise<IntentRow> {
+    const row = await this.lockOwned(tx, principal, id);
+    const now = this.clock.now();
+    const status = transition('paymentIntent', row.status, 'cancel');
+    await this.endVoiceSessions(tx, id, 'intent_canceled');
+    const [updated] = await tx
+      .update(paymentIntents)
+      .set({ status, canceledAt: now, updatedAt: now })
+      .where(eq(paymentIntents.id, id))
+      .returning();
+    return updated!;
+  }
+
+  /** Expires every open intent past `expiresAt` (the cron job). Returns how many. */
+  async expireDue(batch = 500): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const due = await tx
+        .select({ id: paymentIntents.id })
+        .from(paymentIntents)
+        .where(and(eq(paymentIntents.status, 'open'), lte(paymentIntents.expiresAt, this.clock.now())))
+        .limit(batch)
+        .for('update', { skipLocked: true });
+      if (due.length === 0) return 0;
+      return this.expireLocked(
+        tx,
+        due.map((d) => d.id),
+      );
+    });
+  }
+
+  /** Expires the given intents that are still open and due (locks them). Returns how many changed. */
+  private async expireLocked(tx: Tx, ids: string[]): Promise<number> {
+    const rows = await tx.select().from(paymentIntents).where(inArray(paymentIntents.id, ids)).for('update');
+    let changed = 0;
+    for (const row of rows) {
+      if (!this.isDue(row)) continue;
+      const status = transition('paymentIntent', row.status, 'expire');
+      await this.endVoiceSessions(tx, row.id, 'intent_expired');
+      await tx
+        .update(paymentIntents)
+        .set({ status, updatedAt: this.clock.now() })
+        .where(eq(paymentIntents.id, row.id));
+      changed += 1;
+    }
+    return changed;
+  }
+
+  // ---------------------------------------------------------------- paying
+
+  /**
+   * Verifies a client secret for checkout: the intent id is the secret's prefix.
+   * @throws ApiError 404 `payment_intent_not_found` when the id or the secret is wrong (never telling which).
+   */
+  private async lockBySecret(tx: Tx, intentId: string, clientSecret: string): Promise<IntentRow> {
+    const row = await this.lock(tx, intentId);
+    if (!row || !constantTimeEqual(hashApiKey(clientSecret), row.clientSecretHash)) throw intentNotFound();
+    return row;
+  }
+
+  /**
+   * Pays an intent through its hosted checkout link (`channel` `link`), authenticated by the client secret.
+   * Call {@link findFresh} first so an intent past `expiresAt` is already expired.
+   * @throws ApiError 404, 409 `invalid_state` unless open (no new attempt after `expiresAt`), 403
+   *   `compliance_required`.
+   */
+  async payWithLink(
+    tx: Tx,
+    intentId: string,
+    clientSecret: string,
+    card: CheckedCard,
+  ): Promise<{ payment: CardPaymentRow; intent: IntentRow }> {
+    const intent = await this.lockBySecret(tx, intentId, clientSecret);
+    return this.startPayment(tx, intent, card, 'link', null);
+  }
+
+  /**
+   * One payment attempt on a locked intent: checks state, expiry and compliance, asks the network, records the
+   * card payment (brand and last4 only) and moves intent, card payment and voice session through their machines.
+   */
+  private async startPayment(
+    tx: Tx,
+    intent: IntentRow,
+    card: CheckedCard,
+    channel: 'link' | 'voice',
+    session: VoiceSessionRow | null,
+  ): Promise<{ payment: CardPaymentRow; intent: IntentRow }> {
+    const now = this.clock.now();
+    if (this.isDue(intent)) {
+      throw new ApiError(409, 'invalid_state', 'This payment intent has expired; no new payment can start.');
+    }
+    const processing = transition('paymentIntent', intent.status, 'attemptStarted');
+    if (session) transition('voiceSession', session.status, 'paymentStarted');
+    try {
+      await this.parties.assertCanProceed(tx, [intent.merchantPartyId, intent.customerPartyId]);
+    } catch (error) {
+      // The payer is not told which party is blocked or why: that is the merchant's business.
+      if (channel === 'link' && error instanceof ApiError && error.code === 'compliance_required') {
+        throw new ApiError(403, 'compliance_required', 'This merchant cannot take payments right now.');
+      }
+      throw error;
+    }
+    const outcome = await this.network.authorize(card, intent.amount);
+    const payment: CardPaymentRow = {
+      id: prefixedHexId('cpy'),
+      paymentIntentId: intent.id,
+      merchantPartyId: intent.merchantPartyId,
+      amount: intent.amount,
+      currency: intent.currency,
+      status: 'processing',
+      brand: card.brand,
+      last4: card.last4,
+      channel,
+      voiceSessionId: session?.id ?? null,
+      failureCode: null,
+      failureMessage: null,
+      networkReference: outcome.reference,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const applied = this.applyOutcome({ ...intent, status: processing }, payment, outcome);
+    await tx.insert(cardPayments).values(applied.payment);
+    const [updated] = await tx
+      .update(paymentIntents)
+      .set(applied.intentChanges)
+      .where(eq(paymentIntents.id, intent.id))
+      .returning();
+    await this.afterOutcome(tx, updated!, applied.payment, session?.id ?? null);
+    if (outcome.result === 'pending') {
+      await this.jobs.add(
+        tx,
+        'payments:settle-card-payment',
+        { cardPaymentId: payment.id },
+        {
+          runAt: new Date(Date.now() + this.config.settleDelaySeconds * 1000),
+          jobKey: `payments:settle:${payment.id}`,
+        },
+      );
+    }
+    return { payment: applied.payment, intent: updated! };
+  }
+
+  /**
+   * The effect of a network answer on a processing card payment and its processing intent (pure: the caller writes).
+   */
+  private applyOutcome(
+    intent: IntentRow,
+    payment: CardPaymentRow,
+    outcome: NetworkOutcome,
+  ): { payment: CardPaymentRow; intentChanges: Partial<IntentRow> } {
+    const now = this.clock.now();
+    if (outcome.result === 'pending') {
+      return { payment, intentChanges: { status: intent.status, updatedAt: now } };
+    }
+    if (outcome.result === 'approved') {
+      return {
+        payment: {
+          ...payment,
+          status: transition('cardPayment', payment.status, 'approved'),
+          updatedAt: now,
+        },
+        intentChanges: {
+          status: transition('paymentIntent', intent.status, 'paymentSucceeded'),
+          cardPaymentId: payment.id,
+          updatedAt: now,
+        },
+      };
+    }
+    const failedAttempts = intent.failedAttempts + 1;
+    const expired = intent.expiresAt !== null && intent.expiresAt.getTime() <= now.getTime();
+    const event = expired
+      ? 'paymentFailedAfterExpiry'
+      : failedAttempts >= this.config.maxAttempts
+        ? 'paymentFailedFinal'
+        : 'paymentFailed';
+    return {
+      payment: {
+        ...payment,
+        status: transition('cardPayment', payment.status, 'declined'),
+        failureCode: outcome.declineCode,
+        failureMessage: outcome.message,
+        updatedAt: now,
+      },
+      intentChanges: {
+        status: transition('paymentIntent', intent.status, event),
+        failedAttempts,
+        updatedAt: now,
+      },
+    };
+  }
+
+  /** Voice sessions follow the payment: the paying session completes or stays active; a closed intent ends them. */
+  private async afterOutcome(
+    tx: Tx,
+    intent: IntentRow,
+    payment: CardPaymentRow,
+    sessionId: string | null,
+  ): Promise<void> {
+    const now = this.clock.now();
+    if (sessionId) {
+      const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, sessionId));
+      if (session && session.status === 'active') {
+        const event = payment.status === 'failed' ? 'paymentFailed' : 'paymentStarted';
+        const next = transition('voiceSession', session.status, event);
+        await tx
+          .update(voiceSessions)
+          .set({ status: next, cardPaymentId: payment.id, updatedAt: now })
+          .where(eq(voiceSessions.id, sessionId));
+      }
+    }
+    if (intent.status !== 'open' && intent.status !== 'processing') {
+      await this.endVoiceSessions(tx, intent.id, `intent_${intent.status}`);
+    } else if (intent.status === 'processing' && !sessionId) {
+      await this.endVoiceSessions(tx, intent.id, 'paid_by_link');
+    }
+  }
+
+  /**
+   * Settles a pending card payment (the job `payments:settle-card-payment`): asks the network for the final
+   * answer and applies it. A payment that is no longer processing is left alone (the job may run twice).
+   */
+  async settleCardPayment(cardPaymentId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [payment] = await tx
+        .select()
+        .from(cardPayments)
+        .where(eq(cardPayments.id, cardPaymentId))
+        .for('update');
+      if (payment?.status !== 'processing' || !payment.networkReference) return;
+      const intent = await this.lock(tx, payment.paymentIntentId);
+      if (!intent) return;
+      const outcome = await this.network.settle(payment.networkReference);
+      const applied = this.applyOutcome(intent, payment, outcome);
+      await tx.update(cardPayments).set(applied.payment).where(eq(cardPayments.id, payment.id));
+      const [updated] = await tx
+        .update(paymentIntents)
+        .set(applied.intentChanges)
+        .where(eq(paymentIntents.id, intent.id))
+        .returning();
+      await this.afterOutcome(tx, updated!, applied.payment, null);
+    });
+  }
+
+  /** A card payment of the caller. @throws ApiError 404 `card_payment_not_found`. */
+  async getCardPayment(principal: Principal, id: string): Promise<CardPaymentRow> {
+    const [row] = await this.db.select().from(cardPayments).where(eq(cardPayments.id, id)).limit(1);
+    if (!row || row.merchantPartyId !== principal.partyId) {
+      throw new ApiError(404, 'card_payment_not_found', 'No such card payment.');
+    }
+    return row;
+  }
+
+  // ---------------------------------------------------------------- voice
+
+  /**
+   * Starts a voice session on an open intent of the caller; an earlier active session of the intent ends
+   * (`superseded`). The intent's `voiceSession` becomes this one.
+   * @throws ApiError 404, 409 `invalid_state` unless the intent is open and unexpired.
+   */
+  async createVoiceSession(tx: Tx, principal: Principal, intentId: string): Promise<VoiceSessionRow> {
+    const intent = await this.lockOwned(tx, principal, intentId);
+    if (this.isDue(intent)) {
+      throw new ApiError(409, 'invalid_state', 'This payment intent has expired; no new payment can start.');
+    }
+    // A session is only useful where a payment can start: the same guard as the attempt itself.
+    transition('paymentIntent', intent.status, 'attemptStarted');
+    const now = this.clock.now();
+    await this.endVoiceSessions(tx, intentId, 'superseded');
+    const [session] = await tx
+      .insert(voiceSessions)
+      .values({
+        id: prefixedHexId('vos'),
+        paymentIntentId: intentId,
+        merchantPartyId: principal.partyId,
+        status: 'active',
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await tx
+      .update(paymentIntents)
+      .set({ voiceSessionId: session!.id, updatedAt: now })
+      .where(eq(paymentIntents.id, intentId));
+    return session!;
+  }
+
+  private async lockSession(tx: Tx, principal: Principal, id: string): Promise<VoiceSessionRow> {
+    const [row] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
+    if (!row || row.merchantPartyId !== principal.partyId) {
+      throw new ApiError(404, 'voice_session_not_found', 'No such voice session.');
+    }
+    return row;
+  }
+
+  /** A voice session of the caller. @throws ApiError 404 `voice_session_not_found`. */
+  async getVoiceSession(principal: Principal, id: string): Promise<VoiceSessionRow> {
+    const [row] = await this.db.select().from(voiceSessions).where(eq(voiceSessions.id, id)).limit(1);
+    if (!row || row.merchantPartyId !== principal.partyId) {
+      throw new ApiError(404, 'voice_session_not_found', 'No such voice session.');
+    }
+    return row;
+  }
+
+  /**
+   * Simulation: the payer keys a card during the call (`channel` `voice`).
+   * @throws ApiError 404, 409 `invalid_state` unless the session is active and the intent open.
+   */
+  async keyVoiceCard(
+    tx: Tx,
+    principal: Principal,
+    sessionId: string,
+    card: CheckedCard,
+  ): Promise<{ payment: CardPaymentRow; intent: IntentRow }> {
+    const session = await this.lockSession(tx, principal, sessionId);
+    const intent = await this.lock(tx, session.paymentIntentId);
+    if (!intent) throw intentNotFound();
+    return this.startPayment(tx, intent, card, 'voice', session);
+  }
+
+  /** Simulation: the payer hangs up. @throws ApiError 404, 409 `invalid_state` unless active. */
+  async hangUp(tx: Tx, principal: Principal, sessionId: string): Promise<VoiceSessionRow> {
+    const session = await this.lockSession(tx, principal, sessionId);
+    const status = transition('voiceSession', session.status, 'end');
+    const now = this.clock.now();
+    const [updated] = await tx
+      .update(voiceSessions)
+      .set({ status, endedReason: 'hung_up', endedAt: now, updatedAt: now })
+      .where(eq(voiceSessions.id, sessionId))
+      .returning();
+    return updated!;
+  }
+
+  /** Ends every active voice session of an intent (`reason` is stored as `endedReason`). */
+  private async endVoiceSessions(tx: Tx, intentId: string, reason: string): Promise<void> {
+    const active = await tx
+      .select()
+      .from(voiceSessions)
+      .where(and(eq(voiceSessions.paymentIntentId, intentId), eq(voiceSessions.status, 'active')))
+      .for('update');
+    const now = this.clock.now();
+    for (const s of active) {
+      const status = transition('voiceSession', s.status, 'end');
+      await tx
+        .update(voiceSessions)
+        .set({ status, endedReason: reason, endedAt: now, updatedAt: now })
+        .where(and(eq(voiceSessions.id, s.id), ne(voiceSessions.status, status)));
+    }
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  /** The client secret and pay URL of an intent while it is open or processing (else both null). */
+  payerAccess(row: IntentRow): { clientSecret: string | null; payUrl: string | null } {
+    if (row.status !== 'open' && row.status !== 'processing') return { clientSecret: null, payUrl: null };
+    const clientSecret = this.secrets.decrypt(row.clientSecretSealed, row.id);
+    return { clientSecret, payUrl: `${this.publicUrl()}/checkout/${row.id}#${clientSecret}` };
+  }
+
+  /** JSON:API resource of an intent (spec 001 A "Payment intent"). */
+  intentResource(row: IntentRow) {
+    const access = this.payerAccess(row);
+    return {
+      type: 'paymentIntent' as const,
+      id: row.id,
+      attributes: {
+        amount: row.amount,
+        currency: 'USD' as const,
+        description: row.description,
+        payUrl: access.payUrl,
+        clientSecret: access.clientSecret,
+        status: row.status as IntentStatus,
+        taxMode: row.taxMode,
+        taxAmount: row.taxAmount,
+        lineItems: row.lineItems,
+        expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
+        canceledAt: row.canceledAt ? row.canceledAt.toISOString() : null,
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString(),
+      },
+      relationships: {
+        customerParty: { data: { type: 'party' as const, id: row.customerPartyId } },
+        cardPayment: {
+          data: row.cardPaymentId ? { type: 'cardPayment' as const, id: row.cardPaymentId } : null,
+        },
+        voiceSession: {
+          data: row.voiceSessionId ? { type: 'voiceSession' as const, id: row.voiceSessionId } : null,
+        },
+      },
+    };
+  }
+
+  /** The merchant's display name (for the checkout page). */
+  async merchantName(executor: Executor | undefined, partyId: string): Promise<string> {
+    const [row] = await (executor ?? this.db)
+      .select({ name: parties.name })
+      .from(parties)
+      .where(eq(parties.id, partyId))
+      .limit(1);
+    return row?.name ?? 'Merchant';
+  }
+
+  /** Card payments by id (operators). */
+  async cardPaymentsById(ids: string[]): Promise<CardPaymentRow[]> {
+    return this.db.select().from(cardPayments).where(inArray(cardPayments.id, ids));
+  }
+}
+
+/** JSON:API resource of a card payment (spec 001 A "Card payment"; fields after `channel` are ours). */
+export function cardPaymentResource(row: CardPaymentRow) {
+  return {
+    type: 'cardPayment' as const,
+    id: row.id,
+    attributes: {
+      amount: row.amount,
+      currency: 'USD' as const,
+      status: row.status as CardPaymentStatus,
+      brand: row.brand,
+      last4: row.last4,
+      channel: row.channel,
+      failureCode: row.failureCode,
+      failureMessage: row.failureMessage,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    },
+    relationships: {
+      paymentIntent: { data: { type: 'paymentIntent' as const, id: row.paymentIntentId } },
+      voiceSession: {
+        data: row.voiceSessionId ? { type: 'voiceSession' as const, id: row.voiceSessionId } : null,
+      },
+    },
+  };
+}
+
+/** JSON:API resource of a voice session. */
+export function voiceSessionResource(row: VoiceSessionRow) {
+  return {
+    type: 'voiceSession' as const,
+    id: row.id,
+    attributes: {
+      status: row.status as VoiceSessionStatus,
+      channel: 'voice' as const,
+      endedReason: row.endedReason,
+      endedAt: row.endedAt ? row.endedAt.toISOString() : null,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    },
+    relationships: {
+      paymentIntent: { data: { type: 'paymentIntent' as const, id: row.paymentIntentId } },
+      cardPayment: {
+        data: row.cardPaymentId ? { type: 'cardPayment' as const, id: row.cardPaymentId } : null,
+      },
+    },
+  };
+}
+
+/**
+ * Refuses an amount above the merchant's per-transaction limit.
+ * @throws ApiError 400 `limit_exceeded` (pointer `/data/attributes/lineItems`).
+ */
+export function assertWithinLimit(perTransaction: number | null, amount: number): void {
+  if (perTransaction !== null && amount > perTransaction) {
+    throw new ApiError(
+      400,
+      'limit_exceeded',
+      `The amount ${amount} cents is above the per-transaction limit of ${perTransaction} cents.`,
+      { details: { pointer: LINE_ITEMS_POINTER } },
+    );
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * Test support for the payments service: boots it alone on a fresh database with a clock, and short helpers for
+ * merchant calls, the payer call, operator calls and JSON:API errors.
+ */
+import assert from 'node:assert/strict';
+import type { Clock } from '../../../platform/clock.ts';
+import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
+import { paymentsService } from '../index.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Answer = Awaited<ReturnType<ReturnType<TestPlatform['app']>['inject']>>;
+
+/** A merchant with a verified customer. */
+export interface TestMerchant {
+  partyId: string;
+  key: string;
+  customerId: string;
+}
+
+export interface PaymentsHarness {
+  platform: TestPlatform;
+  api(
+    key: string | undefined,
+    method: Method,
+    url: string,
+    payload?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Answer>;
+  ops(method: Method, url: string, payload?: unknown): Promise<Answer>;
+  /** Creates a verified (MET) merchant with a verified customer party. */
+  merchant(name?: string): Promise<TestMerchant>;
+  /** Creates an intent (three default lines unless given) and returns its JSON:API resource. */
+  createIntent(
+    m: TestMerchant,
+    attributes?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<IntentDoc>;
+  /** Pays an intent as the payer would. */
+  pay(
+    intentId: string,
+    clientSecret: string,
+    number: string,
+    headers?: Record<string, string>,
+  ): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+export interface IntentDoc {
+  type: 'paymentIntent';
+  id: string;
+  attributes: {
+    amount: number;
+    currency: string;
+    description: string | null;
+    payUrl: string | null;
+    clientSecret: string | null;
+    status: string;
+    taxMode: string;
+    taxAmount: number;
+    lineItems: {
+      id: string;
+      position: number;
+      referenceId: string | null;
+      description: string;
+      quantity: number;
+      unitAmount: number;
+      subtotalAmount: number;
+      taxAmount: number;
+      totalAmount: number;
+      taxCode: string | null;
+    }[];
+    expiresAt: string | null;
+    canceledAt: string | null;
+    createdAt: string;
+    updatedAt: string;
+  };
+  relationships: {
+    customerParty: { data: { type: string; id: string } };
+    cardPayment: { data: { type: string; id: string } | null };
+    voiceSession: { data: { type: string; id: string } | null };
+  };
+}
+
+export const THREE_LINES = [
+  { referenceId: 'sku-1', description: 'Notebook', quantity: 2, unitAmount: 1250, taxCode: 'txcd_99999999' },
+  { referenceId: null, description: 'Shipping', quantity: 1, unitAmount: 499, taxCode: 'txcd_00000000' },
+  { description: 'Gift wrap', quantity: 1, unitAmount: 300 },
+];
+
+/** A card expiry in the future of `clock`. */
+export function futureExpiry(clock: Clock): { expMonth: number; expYear: number } {
+  return { expMonth: 12, expYear: clock.now().getUTCFullYear() + 3 };
+}
+
+export async function startPayments(
+  clock: Clock,
+  options: { env?: Record<string, string>; listen?: boolean; runWorker?: boolean } = {},
+): Promise<PaymentsHarness> {
+  const platform = await startTestPlatform({
+    services: [paymentsService],
+    clock,
+    env: {
+      PAYMENTS_SIM_SETTLE_DELAY_SECONDS: '0',
+      PAYMENTS_PAYER_RATE_LIMIT: '1000',
+      ...(options.env ?? {}),
+    },
+    listen: options.listen,
+    runWorker: options.runWorker,
+  });
+  const app = platform.app('payments');
+  const api: PaymentsHarness['api'] = (key, method, url, payload, headers = {}) =>
+    app.inject({
+      method,
+      url,
+      headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...headers },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  const ops: PaymentsHarness['ops'] = (method, url, payload) =>
+    app.inject({
+      method,
+      url,
+      headers: { authorization: platform.operatorAuth },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  return {
+    platform,
+    api,
+    ops,
+    async merchant(name = 'Shop') {
+      const m = await ops('POST', '/_ops/parties', { kind: 'merchant', name, caseStatus: 'MET' });
+      assert.equal(m.statusCode, 201, m.body);
+      const partyId = m.json().data.id as string;
+      const c = await ops('POST', '/_ops/parties', {
+        kind: 'customer',
+        name: `${name} customer`,
+        ownerPartyId: partyId,
+        caseStatus: 'MET',
+      });
+      assert.equal(c.statusCode, 201, c.body);
+      return { partyId, key: m.json().apiKey.key as string, customerId: c.json().data.id as string };
+    },
+    async createIntent(m, attributes = {}, headers = {}) {
+      const res = await api(
+        m.key,
+        'POST',
+        '/v1/payment-intents',
+        {
+          data: {
+            type: 'paymentIntent',
+            attributes: {
+              description: 'Order 1001',
+              taxMode: 'exclusive',
+              lineItems: THREE_LINES,
+              ...attributes,
+            },
+            relationships: { customerParty: { data: { type: 'party', id: m.customerId } } },
+          },
+        },
+        headers,
+      );
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().data as IntentDoc;
+    },
+    pay(intentId, clientSecret, number, headers = {}) {
+      return api(
+        undefined,
+        'POST',
+        `/v1/payment-intents/${intentId}/card-payments`,
+        {
+          data: {
+            type: 'cardPayment',
+            attributes: { clientSecret, card: { number, ...futureExpiry(clock), cvc: '123' } },
+          },
+        },
+        headers,
+      );
+    },
+    close: () => platform.close(),
+  };
+}
+
+/** Asserts a JSON:API error document with one error of `status` and `code`; returns the first error. */
+export function assertError(res: Answer, status: number, code: string, pointer?: string) {
+  assert.equal(res.statusCode, status, res.body);
+  const body = res.json() as {
+    errors: {
+      status: string;
+      code: string;
+      title: string;
+      detail: string;
+      source?: { pointer?: string };
+      meta: { supportId: string };
+    }[];
+  };
+  assert.ok(Array.isArray(body.errors) && body.errors.length >= 1, res.body);
+  const first = body.errors[0]!;
+  assert.equal(first.status, String(status));
+  assert.equal(first.code, code, res.body);
+  assert.ok(first.detail.length > 0);
+  assert.equal(first.meta.supportId, res.headers['x-request-id']);
+  if (pointer !== undefined) assert.equal(first.source?.pointer, pointer, res.body);
+  return first;
+}
