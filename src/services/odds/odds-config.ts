@@ -1,0 +1,53 @@
+import { ConfigError } from '../../platform/errors.ts';
+import type { UpstreamConfig } from './upstream.ts';
+
+/** The service's variables (`ODDS_*`). */
+export interface OddsConfig {
+  /** `ODDS_SIMULATOR` (`on` | `off`, default `on`): the built-in feed simulator. */
+  simulator: boolean;
+  /** `ODDS_SIM_SEED` (default `api-suite`): the simulator's seed; the same seed gives the same games and prices. */
+  seed: string;
+  /** `ODDS_SIM_INTERVAL_SECONDS` (1..3600, default 10): how often the worker steps the simulator. */
+  intervalSeconds: number;
+  /** `ODDS_WS_HEARTBEAT_SECONDS` (0.05..300, default 15): WebSocket heartbeat period. */
+  heartbeatSeconds: number;
+  /** `ODDS_UPSTREAM_URL` + `ODDS_UPSTREAM_KEY` (+ `ODDS_UPSTREAM_SPORTS`, default `4`): the optional upstream sync. */
+  upstream: UpstreamConfig | undefined;
+}
+
+/** Reads and validates `ODDS_*`. @throws ConfigError with a one-line reason. */
+export function readOddsConfig(env: Readonly<Record<string, string | undefined>>): OddsConfig {
+  const sim = env.ODDS_SIMULATOR ?? 'on';
+  if (sim !== 'on' && sim !== 'off') throw new ConfigError('ODDS_SIMULATOR must be on or off');
+  const num = (name: string, def: number, min: number, max: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new ConfigError(`${name} must be a number from ${min} to ${max}`);
+    return n;
+  };
+  let upstream: UpstreamConfig | undefined;
+  if (env.ODDS_UPSTREAM_URL) {
+    let url: URL;
+    try {
+      url = new URL(env.ODDS_UPSTREAM_URL);
+    } catch {
+      throw new ConfigError('ODDS_UPSTREAM_URL must be an http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError('ODDS_UPSTREAM_URL must be an http(s) URL');
+    if (!env.ODDS_UPSTREAM_KEY) throw new ConfigError('ODDS_UPSTREAM_KEY is required with ODDS_UPSTREAM_URL');
+    const sports = (env.ODDS_UPSTREAM_SPORTS ?? '4').split(',').map((s) => Number(s.trim()));
+    if (sports.some((s) => !Number.isInteger(s) || s < 1 || s > 1000))
+      throw new ConfigError('ODDS_UPSTREAM_SPORTS must be comma-separated sport ids');
+    upstream = { url: env.ODDS_UPSTREAM_URL, key: env.ODDS_UPSTREAM_KEY, sportIds: sports };
+  }
+  return {
+    upstream,
+    simulator: sim === 'on',
+    seed: env.ODDS_SIM_SEED || 'api-suite',
+    intervalSeconds: num('ODDS_SIM_INTERVAL_SECONDS', 10, 1, 3600),
+    heartbeatSeconds: num('ODDS_WS_HEARTBEAT_SECONDS', 15, 0.05, 300),
+  };
+}

@@ -1,0 +1,772 @@
+import { createHash } from 'node:crypto';
+import type { EventInput, EventUpdate, MarketInput, PriceInput } from './odds-writer.ts';
+import type { EventStatus } from './reference-data.ts';
+import { LEAGUE_NAMES, PLAYERS, type SeedTeam, SPORTSBOOKS, TEAMS } from './reference-data.ts';
+
+/**
+ * The feed simulator's model (spec F, "where the data comes from"): a realistic schedule from real league and team
+ * names, prices per sportsbook that are consistent (two-way and three-way moneylines with each book's margin, spreads
+ * and totals around a main line with alternates, team totals and player props), prices that move over time, and
+ * events that move through their statuses and scores to `STATUS_FINAL`.
+ *
+ * Everything is a pure function of `(seed, event, time)`: the same seed and clock give the same schedule, prices and
+ * scores, so tests can assert on them and several workers agree. {@link eventStateAt} is the whole state of an event at
+ * an instant; the service writes the difference to the database (the change log records every move).
+ */
+
+/** Minutes per price bucket: a sportsbook re-prices at most once per bucket. */
+export const PRICE_BUCKET_MINUTES = 10;
+/** Chance per price bucket that a walk steps down (and, the same, up). */
+export const STEP_PROBABILITY = 0.1;
+/** Markets open this long before the start. */
+export const MARKETS_OPEN_HOURS = 24;
+
+/** Deterministic number in [0, 1) from the parts. */
+export function hash01(...parts: (string | number)[]): number {
+  const h = createHash('sha256').update(parts.join('|')).digest();
+  return h.readUInt32BE(0) / 2 ** 32;
+}
+
+function hashHex(...parts: (string | number)[]): string {
+  return createHash('sha256').update(parts.join('|')).digest('hex');
+}
+
+/** A small seeded PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Standard normal CDF (Abramowitz-Stegun 7.1.26). */
+function phi(x: number): number {
+  const t = 1 / (1 + 0.3275911 * Math.abs(x / Math.SQRT2));
+  const y =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+      t *
+      Math.exp(-(x * x) / 2);
+  return x >= 0 ? (1 + y) / 2 : (1 - y) / 2;
+}
+
+/**
+ * American odds from an implied probability (already including the book's margin), rounded to 5 cents like US books
+ * (Pinnacle and LowVig to 1). `q` 0.5 gives -100; favourites are <= -100, underdogs >= +100.
+ */
+export function americanFromProbability(q: number, step = 5): number {
+  const p = Math.min(0.985, Math.max(0.015, q));
+  if (p >= 0.5) {
+    const v = -Math.round((100 * p) / (1 - p) / step) * step;
+    return Math.min(-100, v);
+  }
+  const v = Math.round((100 * (1 - p)) / p / step) * step;
+  return Math.max(100, v);
+}
+
+/** Implied probability of American odds. */
+export function probabilityFromAmerican(price: number): number {
+  return price < 0 ? -price / (-price + 100) : 100 / (price + 100);
+}
+
+/** One segment of a game's timeline: a period of play or a break. */
+interface Segment {
+  status: EventStatus;
+  minutes: number;
+  period: number;
+}
+
+/** Sport rules of the simulator. */
+interface SportModel {
+  sportId: number;
+  periods: number;
+  periodMinutes: number;
+  breakAfter: Record<number, { status: EventStatus; minutes: number }>;
+  /** Mean total and standard deviation of the final total; standard deviation of the margin. */
+  meanTotal: number;
+  sdTotal: number;
+  sdMargin: number;
+  /** Home advantage in points. */
+  homeEdge: number;
+  /** Line step (0.5) and alternates offsets for spreads and totals. */
+  spreadAlternates: number[];
+  totalAlternates: number[];
+  draws: boolean;
+  overtimeMinutes: number;
+  broadcast: string[];
+  /** Number of books pricing it (soccer: fewer) and how many carry alternates. */
+  books: number[];
+  alternateBooks: number[];
+}
+
+const ALL_BOOKS = SPORTSBOOKS.map((b) => b.id);
+
+const MODELS: Record<number, SportModel> = {
+  4: {
+    sportId: 4,
+    periods: 4,
+    periodMinutes: 32,
+    breakAfter: {
+      1: { status: 'STATUS_END_PERIOD', minutes: 3 },
+      2: { status: 'STATUS_HALFTIME', minutes: 15 },
+      3: { status: 'STATUS_END_PERIOD', minutes: 3 },
+    },
+    meanTotal: 226,
+    sdTotal: 18,
+    sdMargin: 12,
+    homeEdge: 2.5,
+    spreadAlternates: [-2, -1, 1, 2],
+    totalAlternates: [-5, 5],
+    draws: false,
+    overtimeMinutes: 12,
+    broadcast: ['ESPN', 'TNT', 'NBA TV', 'Prime Video', 'NBC'],
+    books: ALL_BOOKS,
+    alternateBooks: ALL_BOOKS,
+  },
+  2: {
+    sportId: 2,
+    periods: 4,
+    periodMinutes: 45,
+    breakAfter: {
+      1: { status: 'STATUS_END_PERIOD', minutes: 3 },
+      2: { status: 'STATUS_HALFTIME', minutes: 20 },
+      3: { status: 'STATUS_END_PERIOD', minutes: 3 },
+    },
+    meanTotal: 45,
+    sdTotal: 10,
+    sdMargin: 13,
+    homeEdge: 1.5,
+    spreadAlternates: [-1, 1],
+    totalAlternates: [-3, 3],
+    draws: false,
+    overtimeMinutes: 25,
+    broadcast: ['CBS', 'FOX', 'NBC', 'ESPN', 'Prime Video'],
+    books: ALL_BOOKS,
+    alternateBooks: ALL_BOOKS,
+  },
+  3: {
+    sportId: 3,
+    periods: 9,
+    periodMinutes: 19,
+    breakAfter: {},
+    meanTotal: 8.6,
+    sdTotal: 3,
+    sdMargin: 4,
+    homeEdge: 0.2,
+    spreadAlternates: [1],
+    totalAlternates: [-1, 1],
+    draws: false,
+    overtimeMinutes: 20,
+    broadcast: ['ESPN', 'FOX', 'TBS', 'Apple TV', 'MLB Network'],
+    books: ALL_BOOKS,
+    alternateBooks: ALL_BOOKS,
+  },
+  6: {
+    sportId: 6,
+    periods: 3,
+    periodMinutes: 36,
+    breakAfter: {
+      1: { status: 'STATUS_END_PERIOD', minutes: 18 },
+      2: { status: 'STATUS_END_PERIOD', minutes: 18 },
+    },
+    meanTotal: 6.1,
+    sdTotal: 2.3,
+    sdMargin: 2.5,
+    homeEdge: 0.2,
+    spreadAlternates: [1],
+    totalAlternates: [-1, 1],
+    draws: false,
+    overtimeMinutes: 12,
+    broadcast: ['ESPN', 'TNT', 'NHL Network', 'Sportsnet'],
+    books: ALL_BOOKS,
+    alternateBooks: ALL_BOOKS,
+  },
+  11: {
+    sportId: 11,
+    periods: 2,
+    periodMinutes: 49,
+    breakAfter: { 1: { status: 'STATUS_HALFTIME', minutes: 15 } },
+    meanTotal: 2.8,
+    sdTotal: 1.6,
+    sdMargin: 1.7,
+    homeEdge: 0.3,
+    spreadAlternates: [-1, 1],
+    totalAlternates: [-1, 1],
+    draws: true,
+    overtimeMinutes: 0,
+    broadcast: ['NBC', 'Peacock', 'USA Network', 'Sky Sports', 'TNT Sports'],
+    books: [2, 3, 6, 7, 19, 22, 23, 25],
+    alternateBooks: [3, 19, 23],
+  },
+};
+
+/** Sports the simulator schedules. */
+export const SIMULATED_SPORTS = Object.keys(MODELS).map(Number);
+
+/** The simulator's model of one event, stored with it (`events.simulation`). */
+export interface SimulationModel {
+  seed: string;
+  /** Expected home margin and total at the open. */
+  margin: number;
+  total: number;
+  /** Final scores per period (regulation, then overtime when any). */
+  away: number[];
+  home: number[];
+  overtime: boolean;
+  /** Props: player id, stat market id, base line. */
+  props: { playerId: number; name: string; marketId: number; base: number }[];
+}
+
+/** A scheduled game before it is an event. */
+export interface ScheduledGame {
+  sportId: number;
+  start: Date;
+  away: SeedTeam;
+  home: SeedTeam;
+  gameNumber: number | null;
+  gameType: 'doubleheader' | 'makeup' | 'doubleheader_makeup' | null;
+  index: number;
+}
+
+function inSeason(sportId: number, month: number, day: number): boolean {
+  const md = month * 100 + day;
+  switch (sportId) {
+    case 4:
+    case 6:
+      return md >= 1020 || md <= 615;
+    case 2:
+      return md >= 905 || md <= 210;
+    case 3:
+      return md >= 326 && md <= 1001;
+    case 11:
+      return md >= 815 || md <= 524;
+    default:
+      return false;
+  }
+}
+
+/** UTC start minutes of the day per sport and weekday (0 Sunday). */
+function slots(sportId: number, weekday: number, rand: () => number): number[] {
+  const at = (h: number, m = 0) => h * 60 + m;
+  switch (sportId) {
+    case 4: {
+      const n = 5 + Math.floor(rand() * 7);
+      const times = [
+        at(0),
+        at(0, 30),
+        at(0, 30),
+        at(1),
+        at(1),
+        at(1, 30),
+        at(2),
+        at(2, 30),
+        at(3),
+        at(23),
+        at(23, 30),
+      ];
+      return times.slice(0, n);
+    }
+    case 6: {
+      const n = 4 + Math.floor(rand() * 8);
+      const times = [
+        at(0),
+        at(0),
+        at(0, 30),
+        at(1),
+        at(1),
+        at(2),
+        at(2),
+        at(3),
+        at(3),
+        at(23),
+        at(23),
+        at(18),
+      ];
+      return times.slice(0, n);
+    }
+    case 3: {
+      const n = 12 + Math.floor(rand() * 3);
+      const times = [
+        at(17, 5),
+        at(17, 35),
+        at(20, 10),
+        at(23, 5),
+        at(23, 5),
+        at(23, 10),
+        at(23, 40),
+        at(23, 45),
+        at(0, 10),
+        at(0, 40),
+        at(1, 10),
+        at(2, 10),
+        at(2, 40),
+        at(1, 40),
+      ];
+      return times.slice(0, n);
+    }
+    case 2:
+      if (weekday === 0) return [...Array(9).fill(at(18)), at(21, 5), at(21, 5), at(21, 25), at(21, 25)];
+      if (weekday === 1) return [at(1, 20)];
+      if (weekday === 2 || weekday === 5) return [at(1, 15)];
+      return [];
+    case 11:
+      if (weekday === 6) return [at(12, 30), at(15), at(15), at(15), at(15), at(17, 30)];
+      if (weekday === 0) return [at(14), at(14), at(14), at(16, 30)];
+      if (weekday === 1) return [at(20)];
+      return [];
+    default:
+      return [];
+  }
+}
+
+/**
+ * The games of sport `sportId` starting on the UTC day `date` (`YYYY-MM-DD`) for `seed`: real teams paired without
+ * repeats, realistic start times for the league and weekday, in season only. MLB days may carry a true doubleheader
+ * (the same teams twice, `game_number` 1 and 2) and a makeup game.
+ */
+export function scheduleFor(seed: string, sportId: number, date: string): ScheduledGame[] {
+  const day = new Date(`${date}T00:00:00Z`);
+  if (!MODELS[sportId] || !inSeason(sportId, day.getUTCMonth() + 1, day.getUTCDate())) return [];
+  const rand = prng(Math.floor(hash01(seed, 'schedule', sportId, date) * 2 ** 32));
+  const teams = TEAMS.filter((t) => t.sportId === sportId);
+  for (let i = teams.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(rand() * (i + 1));
+    [teams[i], teams[j]] = [teams[j]!, teams[i]!];
+  }
+  const starts = slots(sportId, day.getUTCDay(), rand).slice(0, Math.floor(teams.length / 2));
+  const games: ScheduledGame[] = starts
+    .sort((a, b) => a - b)
+    .map((minutes, i) => ({
+      sportId,
+      start: new Date(day.getTime() + minutes * 60_000),
+      away: teams[2 * i]!,
+      home: teams[2 * i + 1]!,
+      gameNumber: null,
+      gameType: null,
+      index: i,
+    }));
+  if (sportId === 3 && games.length > 2) {
+    if (rand() < 0.35) {
+      const first = games[0]!;
+      first.gameNumber = 1;
+      first.gameType = 'doubleheader';
+      games.push({
+        ...first,
+        start: new Date(first.start.getTime() + 4 * 3_600_000),
+        gameNumber: 2,
+        index: games.length,
+      });
+    }
+    if (rand() < 0.25) games[1]!.gameType = 'makeup';
+  }
+  return games;
+}
+
+/** Canonical `event_id` (32 hex) and compatibility `event_uuid` (a UUID that differs from it) of a game. */
+export function eventIds(
+  seed: string,
+  g: { sportId: number; start: Date; away: { id: number }; home: { id: number } },
+) {
+  const h = hashHex(seed, 'event', g.sportId, g.start.toISOString(), g.away.id, g.home.id);
+  const u = hashHex(seed, 'uuid', h);
+  return {
+    eventId: h.slice(0, 32),
+    eventUuid: `${u.slice(0, 8)}-${u.slice(8, 12)}-4${u.slice(13, 16)}-a${u.slice(17, 20)}-${u.slice(20, 32)}`,
+  };
+}
+
+function poissonish(rand: () => number, mean: number): number {
+  // Knuth's Poisson sampler; mean is small per period.
+  const l = Math.exp(-mean);
+  let k = 0;
+  let p = 1;
+  do {
+    k += 1;
+    p *= rand();
+  } while (p > l);
+  return k - 1;
+}
+
+/** Builds the model of a game: expected margin and total, final scores per period, props. */
+export function modelFor(seed: string, g: ScheduledGame, eventId: string): SimulationModel {
+  const m = MODELS[g.sportId]!;
+  const strength = (team: SeedTeam) => (hash01(seed, 'strength', team.id) - 0.5) * 2 * m.sdMargin * 0.6;
+  const margin = m.homeEdge + strength(g.home) - strength(g.away);
+  const total = m.meanTotal * (0.9 + hash01(seed, 'pace', eventId) * 0.2);
+  const rand = prng(Math.floor(hash01(seed, 'score', eventId) * 2 ** 32));
+  const perPeriod = total / m.periods;
+  const share = Math.min(0.8, Math.max(0.2, 0.5 + margin / (total * 1.5)));
+  const away: number[] = [];
+  const home: number[] = [];
+  for (let p = 0; p < m.periods; p += 1) {
+    if (g.sportId === 4 || g.sportId === 2) {
+      const noise = () => (rand() - 0.5) * (g.sportId === 4 ? 14 : 10);
+      const a = Math.max(0, Math.round(perPeriod * (1 - share) + noise()));
+      const h = Math.max(0, Math.round(perPeriod * share + noise()));
+      away.push(g.sportId === 2 ? [0, 3, 7, 7, 10, 14, 3, 6][Math.min(7, Math.round(a / 2))]! : a);
+      home.push(g.sportId === 2 ? [0, 3, 7, 7, 10, 14, 3, 6][Math.min(7, Math.round(h / 2))]! : h);
+    } else {
+      away.push(poissonish(rand, perPeriod * (1 - share)));
+      home.push(poissonish(rand, perPeriod * share));
+    }
+  }
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  let overtime = false;
+  if (!m.draws && sum(away) === sum(home)) {
+    overtime = true;
+    const homeWins = rand() < share;
+    const points = g.sportId === 4 ? 8 + Math.floor(rand() * 6) : g.sportId === 2 ? 3 : 1;
+    away.push(homeWins ? (g.sportId === 4 ? points - 4 : 0) : points);
+    home.push(homeWins ? points : g.sportId === 4 ? points - 4 : 0);
+  }
+  const props: SimulationModel['props'] = [];
+  if (g.sportId === 4) {
+    for (const p of PLAYERS.filter((x) => x.teamId === g.away.id || x.teamId === g.home.id)) {
+      const r = hash01(seed, 'player', p.id);
+      props.push({ playerId: p.id, name: p.name, marketId: 29, base: 14 + Math.round(r * 18) + 0.5 });
+      props.push({
+        playerId: p.id,
+        name: p.name,
+        marketId: 35,
+        base: 3 + Math.round(hash01(seed, 'reb', p.id) * 9) + 0.5,
+      });
+      props.push({
+        playerId: p.id,
+        name: p.name,
+        marketId: 39,
+        base: 2 + Math.round(hash01(seed, 'ast', p.id) * 7) + 0.5,
+      });
+    }
+  }
+  return { seed, margin, total, away, home, overtime, props };
+}
+
+function timeline(sportId: number, model: SimulationModel): Segment[] {
+  const m = MODELS[sportId]!;
+  const segments: Segment[] = [];
+  for (let p = 1; p <= m.periods; p += 1) {
+    segments.push({ status: 'STATUS_IN_PROGRESS', minutes: m.periodMinutes, period: p });
+    const brk = m.breakAfter[p];
+    if (brk) segments.push({ status: brk.status, minutes: brk.minutes, period: p });
+  }
+  if (model.overtime) {
+    segments.push({ status: 'STATUS_END_PERIOD', minutes: 3, period: m.periods });
+    segments.push({ status: 'STATUS_OVERTIME', minutes: m.overtimeMinutes, period: m.periods + 1 });
+  }
+  return segments;
+}
+
+/** Minutes from the start to `STATUS_FINAL`. */
+export function gameLengthMinutes(sportId: number, model: SimulationModel): number {
+  return timeline(sportId, model).reduce((s, x) => s + x.minutes, 0);
+}
+
+/** Status, clock and score of an event at `now` (before the start: scheduled; after the timeline: final). */
+export function scoreAt(sportId: number, model: SimulationModel, start: Date, now: Date) {
+  const elapsed = (now.getTime() - start.getTime()) / 60_000;
+  const awayBy: number[] = [];
+  const homeBy: number[] = [];
+  if (elapsed < 0)
+    return {
+      status: 'STATUS_SCHEDULED' as EventStatus,
+      period: 0,
+      clock: 0,
+      display: '',
+      awayBy,
+      homeBy,
+      detail: 'Scheduled',
+    };
+  let t = 0;
+  for (const seg of timeline(sportId, model)) {
+    const idx = seg.period - 1;
+    if (elapsed < t + seg.minutes) {
+      const periodMinutes = MODELS[sportId]!.periodMinutes;
+      for (let p = 0; p < idx; p += 1) {
+        awayBy.push(model.away[p]!);
+        homeBy.push(model.home[p]!);
+      }
+      if (seg.status === 'STATUS_IN_PROGRESS' || seg.status === 'STATUS_OVERTIME') {
+        const fraction = (elapsed - t) / seg.minutes;
+        awayBy.push(Math.floor(model.away[idx]! * fraction));
+        homeBy.push(Math.floor(model.home[idx]! * fraction));
+        const clockSeconds = Math.max(0, Math.round((1 - fraction) * periodMinutes * 60 * 0.375));
+        const display = `${Math.floor(clockSeconds / 60)}:${String(clockSeconds % 60).padStart(2, '0')}`;
+        return {
+          status: seg.status,
+          period: seg.period,
+          clock: clockSeconds,
+          display,
+          awayBy,
+          homeBy,
+          detail: `${ordinal(seg.period)} period`,
+        };
+      }
+      awayBy.push(model.away[idx]!);
+      homeBy.push(model.home[idx]!);
+      const detail = seg.status === 'STATUS_HALFTIME' ? 'Halftime' : `End of ${ordinal(seg.period)} period`;
+      return { status: seg.status, period: seg.period, clock: 0, display: '0:00', awayBy, homeBy, detail };
+    }
+    t += seg.minutes;
+  }
+  return {
+    status: 'STATUS_FINAL' as EventStatus,
+    period: model.away.length,
+    clock: 0,
+    display: '0:00',
+    awayBy: [...model.away],
+    homeBy: [...model.home],
+    detail: model.overtime ? 'Final/OT' : 'Final',
+  };
+}
+
+function ordinal(n: number): string {
+  return n === 1 ? '1st' : n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
+}
+
+/**
+ * Random walks of an event (steps -1/0/+1 per price bucket since the open, each with {@link STEP_PROBABILITY}), memoised per walk: `at(what, bucket)` is
+ * the sum of the steps of walk `what` up to `bucket`.
+ */
+function walks(seed: string, eventId: string, openBucket: number) {
+  const cache = new Map<string, number[]>();
+  return (what: string, bucket: number): number => {
+    let sums = cache.get(what);
+    const n = bucket - openBucket;
+    if (n <= 0) return 0;
+    if (!sums) {
+      sums = [0];
+      cache.set(what, sums);
+    }
+    for (let i = sums.length; i <= n; i += 1) {
+      const r = hash01(seed, what, eventId, openBucket + i);
+      sums.push(sums[i - 1]! + (r < STEP_PROBABILITY ? -1 : r > 1 - STEP_PROBABILITY ? 1 : 0));
+    }
+    return sums[n]!;
+  };
+}
+
+const fmt = (x: number) => (x > 0 ? `+${x}` : `${x}`);
+const half = (x: number) => Math.round(x - 0.5) + 0.5;
+
+/**
+ * The markets of an event at `now`, per sportsbook, before the start (after it the pre-game prices are closed at
+ * their last value). Prices move in 10-minute buckets along a seeded random walk of the expected margin and total;
+ * each book sees the walk with its own lag (0-2 buckets) and prices with its own margin (hold), so books differ a
+ * little and move at different times, as real books do.
+ */
+export function marketsAt(
+  sportId: number,
+  eventId: string,
+  model: SimulationModel,
+  teams: { away: SeedTeam; home: SeedTeam },
+  start: Date,
+  now: Date,
+): MarketInput[] {
+  const m = MODELS[sportId]!;
+  const closed = now.getTime() >= start.getTime();
+  const at = closed ? new Date(start.getTime() - 1) : now;
+  const openBucket = Math.floor(
+    (start.getTime() - MARKETS_OPEN_HOURS * 3_600_000) / (PRICE_BUCKET_MINUTES * 60_000),
+  );
+  const nowBucket = Math.floor(at.getTime() / (PRICE_BUCKET_MINUTES * 60_000));
+  const drift = walks(model.seed, eventId, openBucket);
+  const markets = new Map<string, MarketInput>();
+  const add = (
+    marketId: number,
+    periodId: number,
+    participant: { id: number; type: 'TYPE_TEAM' | 'TYPE_PLAYER' | 'TYPE_RESULT'; name: string },
+    value: string,
+    book: number,
+    price: PriceInput,
+  ) => {
+    const key = `${marketId}:${periodId}`;
+    let market = markets.get(key);
+    if (!market) {
+      market = { marketId, periodId, participants: [] };
+      markets.set(key, market);
+    }
+    let p = market.participants.find((x) => x.id === participant.id && x.type === participant.type);
+    if (!p) {
+      p = { ...participant, lines: [] };
+      market.participants.push(p);
+    }
+    let line = p.lines.find((l) => l.value === value);
+    if (!line) {
+      line = { value, prices: {} };
+      p.lines.push(line);
+    }
+    line.prices[book] = { ...price, closed };
+  };
+  const teamName = (t: SeedTeam) => `${t.name} ${t.mascot}`.trim();
+  const awayP = { id: teams.away.id, type: 'TYPE_TEAM' as const, name: teamName(teams.away) };
+  const homeP = { id: teams.home.id, type: 'TYPE_TEAM' as const, name: teamName(teams.home) };
+  const overP = { id: 0, type: 'TYPE_RESULT' as const, name: 'Over' };
+  const underP = { id: 1, type: 'TYPE_RESULT' as const, name: 'Under' };
+
+  for (const book of m.books) {
+    const info = SPORTSBOOKS.find((b) => b.id === book)!;
+    const lag = Math.floor(hash01(model.seed, 'lag', book) * 3);
+    const b = Math.max(openBucket, nowBucket - lag);
+    const margin = model.margin + 0.5 * drift('margin', b) * (m.sdMargin / 12);
+    const total = model.total + drift('total', b) * (m.sdTotal / 18);
+    const shade = (hash01(model.seed, 'shade', eventId, book) - 0.5) * 0.02;
+    const step = book === 3 || book === 11 ? 1 : 5;
+    const two = (p: number): [number, number] => {
+      const k = 1 + info.hold / 2;
+      return [americanFromProbability(p * k, step), americanFromProbability((1 - p) * k, step)];
+    };
+    const pHome = Math.min(0.97, Math.max(0.03, phi(margin / m.sdMargin) + shade));
+    // 1 moneyline (soccer: draw no bet).
+    const [mlHome, mlAway] = two(pHome);
+    add(1, 0, awayP, '', book, { price: mlAway, isMainLine: true });
+    add(1, 0, homeP, '', book, { price: mlHome, isMainLine: true });
+    // 2 spread around the main line, with alternates.
+    const mainSpread = sportId === 3 || sportId === 6 ? 1.5 : half(margin);
+    const favHome = margin >= 0;
+    const offsets = [0, ...(m.alternateBooks.includes(book) ? m.spreadAlternates : [])];
+    for (const o of offsets) {
+      const line = sportId === 3 || sportId === 6 ? mainSpread + o : mainSpread + o;
+      const homeLine = sportId === 3 || sportId === 6 ? (favHome ? -line : line) : -line;
+      const pCover = Math.min(0.97, Math.max(0.03, phi((margin + homeLine) / m.sdMargin) + shade));
+      const [hp, ap] = two(pCover);
+      add(2, 0, homeP, fmt(homeLine), book, { price: hp, isMainLine: o === 0 });
+      add(2, 0, awayP, fmt(-homeLine), book, { price: ap, isMainLine: o === 0 });
+    }
+    // 3 totals.
+    const mainTotal = half(total);
+    for (const o of [0, ...(m.alternateBooks.includes(book) ? m.totalAlternates : [])]) {
+      const line = mainTotal + o;
+      const pOver = Math.min(0.97, Math.max(0.03, 1 - phi((line - total) / m.sdTotal)));
+      const [op, up] = two(pOver);
+      add(3, 0, overP, String(line), book, { price: op, isMainLine: o === 0 });
+      add(3, 0, underP, String(line), book, { price: up, isMainLine: o === 0 });
+    }
+    if (m.draws) {
+      // 563 three-way: home, away, draw.
+      const pDraw = Math.max(0.18, 0.3 - Math.abs(margin) * 0.06);
+      const k = 1 + info.hold;
+      add(563, 0, awayP, '', book, {
+        price: americanFromProbability((1 - pHome) * (1 - pDraw) * k, step),
+        isMainLine: true,
+      });
+      add(563, 0, homeP, '', book, {
+        price: americanFromProbability(pHome * (1 - pDraw) * k, step),
+        isMainLine: true,
+      });
+      add(563, 0, { id: 2, type: 'TYPE_RESULT', name: 'Draw' }, '', book, {
+        price: americanFromProbability(pDraw * k, step),
+        isMainLine: true,
+      });
+      // Soccer extras (team totals, both teams to score, double chance, first half, corners, cards).
+      const pBtts = Math.min(0.75, Math.max(0.3, total / 5.2));
+      const [yes, no] = two(pBtts);
+      add(570, 0, { id: 0, type: 'TYPE_RESULT', name: 'Yes' }, '', book, { price: yes, isMainLine: true });
+      add(570, 0, { id: 1, type: 'TYPE_RESULT', name: 'No' }, '', book, { price: no, isMainLine: true });
+      const pH3 = pHome * (1 - pDraw);
+      const pA3 = (1 - pHome) * (1 - pDraw);
+      add(571, 0, { id: 0, type: 'TYPE_RESULT', name: 'Home or Draw' }, '', book, {
+        price: americanFromProbability((pH3 + pDraw) * (1 + info.hold / 3), step),
+        isMainLine: true,
+      });
+      add(571, 0, { id: 1, type: 'TYPE_RESULT', name: 'Away or Draw' }, '', book, {
+        price: americanFromProbability((pA3 + pDraw) * (1 + info.hold / 3), step),
+        isMainLine: true,
+      });
+      add(571, 0, { id: 2, type: 'TYPE_RESULT', name: 'Home or Away' }, '', book, {
+        price: americanFromProbability((pH3 + pA3) * (1 + info.hold / 3), step),
+        isMainLine: true,
+      });
+      const [h1, a1] = two(Math.min(0.9, Math.max(0.1, 0.5 + (pHome - 0.5) * 0.7)));
+      add(572, 1, awayP, '', book, { price: a1, isMainLine: true });
+      add(572, 1, homeP, '', book, { price: h1, isMainLine: true });
+      for (const [id, line, mean, sd] of [
+        [573, 9.5, 10 + (total - 2.8), 3],
+        [574, 4.5, 4.2, 1.8],
+        [577, 1.5, total * 0.45, 0.9],
+      ] as const) {
+        const [op, up] = two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / sd))));
+        add(id, id === 577 ? 1 : 0, overP, String(line), book, { price: op, isMainLine: true });
+        add(id, id === 577 ? 1 : 0, underP, String(line), book, { price: up, isMainLine: true });
+      }
+      const h1Line = half(margin * 0.45);
+      const [hh, ah] = two(Math.min(0.9, Math.max(0.1, phi((margin * 0.45 - h1Line) / (m.sdMargin * 0.7)))));
+      add(578, 1, homeP, fmt(-h1Line), book, { price: hh, isMainLine: true });
+      add(578, 1, awayP, fmt(h1Line), book, { price: ah, isMainLine: true });
+    }
+    // 94 team totals (every sport): over / under per team.
+    for (const [team, share] of [
+      [awayP, 0.5 - margin / (2 * total)],
+      [homeP, 0.5 + margin / (2 * total)],
+    ] as const) {
+      const mean = total * share;
+      const line = half(mean);
+      const [op, up] = two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / (m.sdTotal * 0.7)))));
+      add(94, 0, team, `Over ${line}`, book, { price: op, isMainLine: true });
+      add(94, 0, team, `Under ${line}`, book, { price: up, isMainLine: true });
+    }
+    // Player props (NBA): over / under per player.
+    for (const prop of model.props) {
+      const move = 0.5 * drift(`prop${prop.playerId}:${prop.marketId}`, b);
+      const mean = prop.base + move * 0.5;
+      const line = half(prop.base + Math.round(move) * 0.5 - 0.25);
+      const [op, up] = two(Math.min(0.9, Math.max(0.1, 1 - phi((line - mean) / 3))));
+      const player = { id: prop.playerId, type: 'TYPE_PLAYER' as const, name: prop.name };
+      add(prop.marketId, 0, player, `Over ${line}`, book, { price: op, isMainLine: true });
+      add(prop.marketId, 0, player, `Under ${line}`, book, { price: up, isMainLine: true });
+    }
+  }
+  return [...markets.values()];
+}
+
+/** The whole state of a simulated game at `now`: the event row and its markets. */
+export function eventStateAt(seed: string, g: ScheduledGame, now: Date): EventUpdate {
+  const ids = eventIds(seed, g);
+  const model = modelFor(seed, g, ids.eventId);
+  const score = scoreAt(g.sportId, model, g.start, now);
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  const final = score.status === 'STATUS_FINAL';
+  const m = MODELS[g.sportId]!;
+  const rotationBase =
+    501 + 2 * g.index + (g.sportId === 3 ? 400 : g.sportId === 6 ? 50 : g.sportId === 11 ? 2000 : 0);
+  const event: EventInput = {
+    eventId: ids.eventId,
+    eventUuid: ids.eventUuid,
+    sportId: g.sportId,
+    eventDate: g.start,
+    rotationNumberAway: rotationBase,
+    rotationNumberHome: rotationBase + 1,
+    awayTeamId: g.away.id,
+    homeTeamId: g.home.id,
+    seasonType: 'Regular Season',
+    seasonYear: g.start.getUTCMonth() >= 6 ? g.start.getUTCFullYear() : g.start.getUTCFullYear() - 1,
+    eventName:
+      g.sportId === 11
+        ? `${g.home.name} vs ${g.away.name}`
+        : `${g.away.name} ${g.away.mascot} at ${g.home.name} ${g.home.mascot}`,
+    leagueName: LEAGUE_NAMES[g.sportId] ?? '',
+    gameNumber: g.gameNumber,
+    gameType: g.gameType,
+    status: score.status,
+    statusDetail: score.detail,
+    scoreAway: sum(score.awayBy),
+    scoreHome: sum(score.homeBy),
+    scoreAwayByPeriod: score.awayBy,
+    scoreHomeByPeriod: score.homeBy,
+    winnerAway: final && sum(score.awayBy) > sum(score.homeBy),
+    winnerHome: final && sum(score.homeBy) > sum(score.awayBy),
+    venueName: g.home.venueName,
+    venueLocation: g.home.venueLocation,
+    gameClock: score.clock,
+    displayClock: score.display,
+    gamePeriod: score.period,
+    broadcast: m.broadcast[Math.floor(hash01(seed, 'tv', ids.eventId) * m.broadcast.length)]!,
+    simulation: model,
+  };
+  const opensAt = g.start.getTime() - MARKETS_OPEN_HOURS * 3_600_000;
+  const markets = now.getTime() < opensAt ? [] : marketsAt(g.sportId, ids.eventId, model, g, g.start, now);
+  return { event, markets };
+}
