@@ -1,0 +1,293 @@
+import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db, Tx } from '../../platform/database.ts';
+import { ApiError } from '../../platform/errors.ts';
+import { prefixedHexId } from '../../platform/ids.ts';
+import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
+import { type EntityType, isKnownEventType } from './catalogue.ts';
+import { enrollmentEntities, enrollments, webhooks } from './db/schema.ts';
+import { invalidField, notFound } from './entity-events-errors.ts';
+import type { TenantPrincipal } from './tenants.ts';
+
+/** At most this many entity ids per enrollment request (spec limits table); no cap on the total enrolled. */
+export const MAX_IDS_PER_REQUEST = 1000;
+const ENTITY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+type EnrollmentRow = typeof enrollments.$inferSelect;
+
+/** An enrollment as the API shows it; `business_ids` or `prospect_ids` by entity type. */
+export interface EnrollmentView {
+  enrollment_id: string;
+  enrollment_key: string;
+  webhook_id: string | null;
+  status: 'active' | 'paused';
+  entity_type: EntityType;
+  api_version: 'v1' | 'v2';
+  event_types: string[];
+  business_ids?: string[];
+  prospect_ids?: string[];
+  created_at: string;
+  last_modified_time: string;
+}
+
+/** The id field of `entityType` in requests and payloads (`business_ids` / `prospect_ids`). */
+export const idsField = (t: EntityType) => (t === 'business' ? 'business_ids' : 'prospect_ids');
+
+/** Checks an id list: 1..1,000 well-formed ids; duplicates are folded. @throws ApiError 400. */
+export function checkIds(
+  field: string,
+  ids: unknown,
+  max = MAX_IDS_PER_REQUEST,
+  allowEmpty = false,
+): string[] {
+  if (!Array.isArray(ids)) throw invalidField(field, 'must be an array of ids');
+  if (ids.length > max)
+    throw new ApiError(400, 'too_many_ids', `${field} has ${ids.length} ids; at most ${max} per request.`, {
+      details: { issues: [{ location: 'body', field, message: `must have at most ${max} items` }] },
+    });
+  if (!allowEmpty && ids.length === 0) throw invalidField(field, 'must not be empty');
+  ids.forEach((id, i) => {
+    if (typeof id !== 'string' || !ENTITY_ID.test(id))
+      throw invalidField(`${field}/${i}`, 'must be an id of 1-128 characters [A-Za-z0-9_.:-]');
+  });
+  return [...new Set(ids as string[])];
+}
+
+/** Checks event types against the catalogue of `entityType`. @throws ApiError 400 `unknown_event_type`. */
+export function checkEventTypes(entityType: EntityType, types: string[], field = 'event_types'): string[] {
+  if (types.length === 0) throw invalidField(field, 'must not be empty');
+  const unknown = types.filter((t) => !isKnownEventType(entityType, t));
+  if (unknown.length > 0)
+    throw new ApiError(400, 'unknown_event_type', `Not ${entityType} event types: ${unknown.join(', ')}.`, {
+      details: { issues: [{ location: 'body', field, message: `unknown: ${unknown.join(', ')}` }] },
+    });
+  return [...new Set(types)];
+}
+
+/**
+ * Enrollments of business and prospect entities (spec 002 section G: Enrollment; states table; errors 404/422).
+ */
+export class EnrollmentService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Checks a v2 `webhook_id` for an enrollment: missing, another tenant's (or the legacy partner webhook), or not
+   * active -> 422; unknown -> 404 (spec errors table).
+   */
+  private async checkWebhook(tx: Tx, who: TenantPrincipal, webhookId: unknown): Promise<string> {
+    if (typeof webhookId !== 'string' || webhookId === '')
+      throw new ApiError(
+        422,
+        'webhook_id_required',
+        'webhook_id is required: enrollments bind to a webhook.',
+      );
+    const [row] = await tx.select().from(webhooks).where(eq(webhooks.id, webhookId));
+    if (!row || row.deletedAt) throw notFound('webhook', webhookId);
+    if (row.legacy || row.tenantId !== who.tenantId)
+      throw new ApiError(
+        422,
+        'webhook_out_of_scope',
+        `Webhook ${webhookId} is not a webhook of this tenant.`,
+      );
+    if (row.status !== 'active')
+      throw new ApiError(
+        422,
+        'webhook_not_active',
+        `Webhook ${webhookId} is ${row.status}; enroll to an active one.`,
+      );
+    return row.id;
+  }
+
+  /**
+   * Creates an enrollment. v2 needs `webhook_id`; v1 (`apiVersion: 'v1'`) has none and delivers to the partner's
+   * legacy webhook.
+   * @returns the enrollment (201).
+   * @throws ApiError 400 (ids, event types), 404 unknown webhook, 422 webhook missing/out of scope/not active.
+   */
+  async create(
+    who: TenantPrincipal,
+    entityType: EntityType,
+    input: { enrollment_key: string; webhook_id?: unknown; event_types: string[]; ids: unknown },
+    apiVersion: 'v1' | 'v2' = 'v2',
+  ): Promise<EnrollmentView> {
+    const field = idsField(entityType);
+    const ids = checkIds(field, input.ids);
+    const eventTypes = checkEventTypes(entityType, input.event_types);
+    return this.db.transaction(async (tx) => {
+      const webhookId = apiVersion === 'v2' ? await this.checkWebhook(tx, who, input.webhook_id) : null;
+      const now = this.clock.now();
+      const id = prefixedHexId('en');
+      const [row] = await tx
+        .insert(enrollments)
+        .values({
+          id,
+          tenantId: who.tenantId,
+          entityType,
+          apiVersion,
+          enrollmentKey: input.enrollment_key,
+          webhookId,
+          status: 'active',
+          eventTypes,
+          createdAt: now,
+          lastModifiedTime: now,
+        })
+        .returning();
+      await tx.insert(enrollmentEntities).values(ids.map((entityId) => ({ enrollmentId: id, entityId })));
+      return toView(row!, ids);
+    });
+  }
+
+  private async owned(tx: Tx | Db, who: TenantPrincipal, entityType: EntityType, id: string) {
+    const [row] = await tx
+      .select()
+      .from(enrollments)
+      .where(
+        and(
+          eq(enrollments.id, id),
+          eq(enrollments.tenantId, who.tenantId),
+          eq(enrollments.entityType, entityType),
+        ),
+      );
+    if (!row) throw notFound('enrollment', id);
+    return row;
+  }
+
+  private async idsOf(tx: Tx | Db, enrollmentIds: string[]): Promise<Map<string, string[]>> {
+    const map = new Map<string, string[]>(enrollmentIds.map((id) => [id, []]));
+    if (enrollmentIds.length === 0) return map;
+    const rows = await tx
+      .select()
+      .from(enrollmentEntities)
+      .where(inArray(enrollmentEntities.enrollmentId, enrollmentIds))
+      .orderBy(asc(enrollmentEntities.entityId));
+    for (const r of rows) map.get(r.enrollmentId)?.push(r.entityId);
+    return map;
+  }
+
+  /** One enrollment with its entity ids. @throws ApiError 404. */
+  async get(who: TenantPrincipal, entityType: EntityType, id: string): Promise<EnrollmentView> {
+    const row = await this.owned(this.db, who, entityType, id);
+    return toView(row, (await this.idsOf(this.db, [id])).get(id) ?? []);
+  }
+
+  /** The tenant's enrollments of `entityType`, oldest first, paged. */
+  async list(
+    who: TenantPrincipal,
+    entityType: EntityType,
+    page: PageRequest,
+    apiVersion?: 'v1' | 'v2',
+  ): Promise<{ items: EnrollmentView[]; page: ReturnType<typeof pageInfo> }> {
+    const where = and(
+      eq(enrollments.tenantId, who.tenantId),
+      eq(enrollments.entityType, entityType),
+      apiVersion ? eq(enrollments.apiVersion, apiVersion) : undefined,
+    );
+    const [{ n } = { n: 0 }] = await this.db.select({ n: count() }).from(enrollments).where(where);
+    const rows = await this.db
+      .select()
+      .from(enrollments)
+      .where(where)
+      .orderBy(asc(enrollments.createdAt), asc(enrollments.id))
+      .limit(page.limit)
+      .offset(page.offset);
+    const ids = await this.idsOf(
+      this.db,
+      rows.map((r) => r.id),
+    );
+    return { items: rows.map((r) => toView(r, ids.get(r.id) ?? [])), page: pageInfo(page, n) };
+  }
+
+  /**
+   * Updates `webhook_id`, `enrollment_key`, `event_types` and the entity list (`<type>_ids` replaces it;
+   * `add_<type>_ids` / `remove_<type>_ids` change it; each at most 1,000 ids). Re-pointing a paused enrollment at an
+   * active webhook makes it `active` again.
+   * @throws ApiError 400, 404, 422 (webhook rules as on create; v1 enrollments have no webhook_id).
+   */
+  async update(
+    who: TenantPrincipal,
+    entityType: EntityType,
+    id: string,
+    input: {
+      enrollment_key?: string;
+      webhook_id?: unknown;
+      event_types?: string[];
+      ids?: unknown;
+      addIds?: unknown;
+      removeIds?: unknown;
+    },
+  ): Promise<EnrollmentView> {
+    const field = idsField(entityType);
+    const replace = input.ids === undefined ? undefined : checkIds(field, input.ids);
+    const add =
+      input.addIds === undefined
+        ? undefined
+        : checkIds(`add_${field}`, input.addIds, MAX_IDS_PER_REQUEST, true);
+    const remove =
+      input.removeIds === undefined
+        ? undefined
+        : checkIds(`remove_${field}`, input.removeIds, MAX_IDS_PER_REQUEST, true);
+    const eventTypes =
+      input.event_types === undefined ? undefined : checkEventTypes(entityType, input.event_types);
+    return this.db.transaction(async (tx) => {
+      const current = await this.owned(tx, who, entityType, id);
+      await tx.select({ id: enrollments.id }).from(enrollments).where(eq(enrollments.id, id)).for('update');
+      const set: Partial<typeof enrollments.$inferInsert> = { lastModifiedTime: this.clock.now() };
+      if (input.webhook_id !== undefined) {
+        if (current.apiVersion === 'v1')
+          throw new ApiError(
+            422,
+            'v1_enrollment_has_no_webhook',
+            'Enrollments of the earlier version have no webhook_id.',
+          );
+        set.webhookId = await this.checkWebhook(tx, who, input.webhook_id);
+        if (current.status === 'paused') set.status = 'active';
+      }
+      if (input.enrollment_key !== undefined) set.enrollmentKey = input.enrollment_key;
+      if (eventTypes) set.eventTypes = eventTypes;
+      const [row] = await tx.update(enrollments).set(set).where(eq(enrollments.id, id)).returning();
+      if (replace) {
+        await tx.delete(enrollmentEntities).where(eq(enrollmentEntities.enrollmentId, id));
+        await tx
+          .insert(enrollmentEntities)
+          .values(replace.map((entityId) => ({ enrollmentId: id, entityId })));
+      }
+      if (add && add.length > 0)
+        await tx
+          .insert(enrollmentEntities)
+          .values(add.map((entityId) => ({ enrollmentId: id, entityId })))
+          .onConflictDoNothing();
+      if (remove && remove.length > 0)
+        await tx
+          .delete(enrollmentEntities)
+          .where(and(eq(enrollmentEntities.enrollmentId, id), inArray(enrollmentEntities.entityId, remove)));
+      return toView(row!, (await this.idsOf(tx, [id])).get(id) ?? []);
+    });
+  }
+
+  /** Deletes an enrollment and its entity list; nothing more is delivered for it. @throws ApiError 404. */
+  async delete(who: TenantPrincipal, entityType: EntityType, id: string): Promise<{ enrollment_id: string }> {
+    return this.db.transaction(async (tx) => {
+      await this.owned(tx, who, entityType, id);
+      await tx.delete(enrollments).where(eq(enrollments.id, id));
+      return { enrollment_id: id };
+    });
+  }
+}
+
+function toView(row: EnrollmentRow, ids: string[]): EnrollmentView {
+  return {
+    enrollment_id: row.id,
+    enrollment_key: row.enrollmentKey,
+    webhook_id: row.webhookId,
+    status: row.status,
+    entity_type: row.entityType,
+    api_version: row.apiVersion,
+    event_types: row.eventTypes,
+    [idsField(row.entityType)]: ids,
+    created_at: row.createdAt.toISOString(),
+    last_modified_time: row.lastModifiedTime.toISOString(),
+  };
+}

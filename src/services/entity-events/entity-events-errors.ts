@@ -1,0 +1,57 @@
+import { ApiError } from '../../platform/errors.ts';
+
+/**
+ * Errors and `response_context` of the entity-events service (spec 002 section G: "All responses carry
+ * `response_context` (`correlation_id`, `request_status`, `time_taken_in_seconds`)"). The error body is
+ * `{response_context: {..., request_status: "failure"}, error: {code, message, details?}}`.
+ */
+const started = new WeakMap<object, number>();
+
+/** Records when handling of `request` began (called from an `onRequest` hook). */
+export function markRequestStart(request: object): void {
+  started.set(request, performance.now());
+}
+
+/** The `response_context` of one answer. `correlation_id` is the request id (also the `x-request-id` header). */
+export interface ResponseContext {
+  correlation_id: string;
+  request_status: 'success' | 'failure';
+  /** Seconds from the start of handling to now, millisecond precision. */
+  time_taken_in_seconds: number;
+  [extra: string]: unknown;
+}
+
+/** Builds the `response_context` for `request` (any object with the request `id`). */
+export function responseContext(
+  request: { id: string },
+  status: 'success' | 'failure',
+  extra: Record<string, unknown> = {},
+): ResponseContext {
+  const t0 = started.get(request);
+  const seconds = t0 === undefined ? 0 : Math.round(performance.now() - t0) / 1000;
+  return { correlation_id: request.id, request_status: status, time_taken_in_seconds: seconds, ...extra };
+}
+
+/** The service's error formatter (platform ErrorFormatter). Validation issues are listed in `details.issues`. */
+export function formatEntityEventsError(error: ApiError, request: { id: string }): { body: unknown } {
+  const err: Record<string, unknown> = { code: error.code, message: error.message };
+  if (error.details) err.details = error.details;
+  return { body: { response_context: responseContext(request, 'failure'), error: err } };
+}
+
+/** 400 `validation_failed` about one field of the body. */
+export function invalidField(field: string, message: string): ApiError {
+  return new ApiError(400, 'validation_failed', `${field} ${message}.`, {
+    details: { issues: [{ location: 'body', field, message }] },
+  });
+}
+
+/** 401: no `api_key` header, or an unknown or revoked key. */
+export function unauthenticated(): ApiError {
+  return new ApiError(401, 'unauthenticated', 'A valid api_key header is required.');
+}
+
+/** 404 for a resource that does not exist in the caller's tenant. */
+export function notFound(what: string, id: string): ApiError {
+  return new ApiError(404, `${what}_not_found`, `No ${what.replace(/_/g, ' ')} ${id}.`);
+}

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import type { ServiceDefinition } from '../../platform/service.ts';
+import { DeliveryEngine } from './delivery.ts';
+import { EnrollmentService } from './enrollments.ts';
+import { readEntityEventsConfig } from './entity-events-config.ts';
+import { formatEntityEventsError } from './entity-events-errors.ts';
+import { registerEntityEventsRoutes } from './entity-events-routes.ts';
+import { EventStore } from './events.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
+import { EntityEventSimulator } from './simulator.ts';
+import { API_KEY_HEADER, TenantDirectory } from './tenants.ts';
+import { WebhookService } from './webhooks.ts';
+
+function deliveryId(payload: unknown): string {
+  const id = (payload as { deliveryId?: unknown } | null)?.deliveryId;
+  if (typeof id !== 'string' || !id.startsWith('dl_')) throw new Error('job payload needs a deliveryId');
+  return id;
+}
+
+/**
+ * The entity-events webhook service (spec 002, section G; anchor: a business-data provider's v2 events API):
+ * tenant-scoped webhooks and enrollments, an event store fed by the operator API and a simulator, signed webhook
+ * delivery with retries and an attempt log, fetch-events, and the earlier v1 partner-level webhook.
+ */
+export const entityEventsService: ServiceDefinition = {
+  name: 'entity-events',
+  envPrefix: 'ENTITY_EVENTS',
+  title: 'Entity-events webhook API',
+  version: '2.0.0',
+  description:
+    'Delivers business and prospect events by signed webhook to tenant-scoped destinations according to ' +
+    'enrollments, and serves the events on demand. Every answer carries `response_context`; errors add ' +
+    '`error: {code, message, details?}`. Management calls authenticate with the `api_key` header.',
+  defaultPort: 4107,
+  migrations: { schema: 'entity_events', folder: path.join(import.meta.dirname, 'db', 'migrations') },
+  formatError: formatEntityEventsError,
+  tags: [
+    { name: 'webhooks', description: 'Webhook destinations of the tenant (v2)' },
+    { name: 'enrollments', description: 'Which events of which entities go to which webhook' },
+    { name: 'events', description: 'Fetch stored events on demand' },
+    { name: 'deliveries', description: 'Delivery attempt log and replay' },
+    { name: 'v1', description: 'The earlier version: one partner-level webhook' },
+  ],
+  securitySchemes: {
+    apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'Tenant API key' },
+  },
+  validateEnv: (env) => {
+    readEntityEventsConfig(env);
+  },
+  setup(ctx) {
+    const config = readEntityEventsConfig(ctx.config.env);
+    const tenants = new TenantDirectory(ctx.db, ctx.clock);
+    const webhooks = new WebhookService(ctx.db, ctx.clock, ctx.secrets);
+    const enrollments = new EnrollmentService(ctx.db, ctx.clock);
+    const events = new EventStore(ctx.db, ctx.clock);
+    const delivery = new DeliveryEngine(
+      ctx.db,
+      ctx.clock,
+      ctx.jobs,
+      ctx.outbound,
+      webhooks,
+      config.deliveryTimeoutMs,
+    );
+    const simulator = new EntityEventSimulator(
+      ctx.db,
+      ctx.clock,
+      events,
+      ctx.logger,
+      config.simulatorEventsPerMinute,
+    );
+    let unlisten: (() => Promise<void>) | undefined;
+    return {
+      async routes(app) {
+        unlisten = await tenants.listenForRevocations(ctx.notifier);
+        await registerEntityEventsRoutes(app, { tenants, webhooks, enrollments, events, delivery });
+        await registerOpsRoutes(app, { tenants, events, delivery, simulator });
+      },
+      tasks: {
+        deliver: async (payload) => delivery.deliver(deliveryId(payload)),
+        'sweep-due': async () => {
+          const n = await delivery.sweep();
+          if (n > 0) ctx.logger.info({ queued: n }, 'due deliveries queued');
+        },
+      },
+      cron: [{ task: 'sweep-due', pattern: '* * * * *' }],
+      async seed(tx) {
+        const created = await tenants.createTenant({ name: 'Demo tenant', partnerName: 'Demo partner' }, tx);
+        return {
+          apiKey: created.api_key,
+          apiKeyHeader: API_KEY_HEADER,
+          tenantId: created.tenant_id,
+          partnerId: created.partner_id,
+        };
+      },
+      async startBackground() {
+        await simulator.start();
+      },
+      async stop() {
+        await simulator.stop();
+        await unlisten?.();
+      },
+    };
+  },
+};

@@ -1,0 +1,571 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { ManualClock } from '../../../platform/clock.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
+import { EventStore } from '../events.ts';
+import { entityEventsService } from '../index.ts';
+import { EntityEventSimulator } from '../simulator.ts';
+import { type PythonReceiver, type Received, startPythonReceiver } from './support/receiver.ts';
+
+/**
+ * Delivery end to end: events stored through the operator API are fanned out, delivered by the worker tasks to a
+ * real HTTP receiver written in Python's standard library, which verifies every signature on its own.
+ */
+describe('entity-events: delivery to a real receiver (Python verifier)', () => {
+  const clock = new ManualClock();
+  let platform: TestPlatform;
+  let receiver: PythonReceiver;
+  let keyA: string;
+  let keyB: string;
+  let tenantA: string;
+  let partnerA: string;
+  let seq = 0;
+
+  const call = (method: string, url: string, key: string, payload?: unknown) =>
+    platform.app('entity-events').inject({
+      method: method as 'GET',
+      url,
+      headers: { api_key: key },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  const ops = (method: string, url: string, payload?: unknown) =>
+    platform.app('entity-events').inject({
+      method: method as 'POST',
+      url,
+      headers: { authorization: platform.operatorAuth },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  const hook = async (key: string, path: string, extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', '/v2/webhooks', key, {
+      name: `hook-${++seq}`,
+      webhook_url: `${receiver.url}${path}`,
+      ...extra,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const w = res.json();
+    await receiver.setSecret(w.webhook_id, w.webhook_secret);
+    return w as { webhook_id: string; webhook_secret: string };
+  };
+  const enroll = async (key: string, webhookId: string, ids: string[], types: string[]) => {
+    const res = await call('POST', '/v2/businesses/events/enrollments', key, {
+      enrollment_key: `key-${++seq}`,
+      webhook_id: webhookId,
+      event_types: types,
+      business_ids: ids,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { enrollment_id: string; enrollment_key: string };
+  };
+  const funding = {
+    funding_stage: 'series_b',
+    funding_date: '2026-05-01',
+    amount: 25000000,
+    investors: ['Accel'],
+  };
+  const ingest = async (
+    entityId: string,
+    eventName = 'new_funding_round',
+    data: Record<string, unknown> = funding,
+  ) => {
+    const res = await ops('POST', '/_ops/events', {
+      events: [
+        {
+          entity_type: 'business',
+          entity_id: entityId,
+          event_name: eventName,
+          event_time: '2026-05-01T10:00:00Z',
+          data,
+        },
+      ],
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { events: { event_id: string }[]; deliveries_created: number };
+  };
+  const onPath = (list: Received[], path: string) => list.filter((r) => r.path === path);
+  const deliveriesOf = async (key: string, webhookId: string) => {
+    const res = await call('GET', `/v2/webhooks/${webhookId}/deliveries`, key);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().deliveries as { delivery_id: string; status: string; next_attempt_at: string | null }[];
+  };
+  const deliveryOf = async (key: string, webhookId: string) => {
+    const [d] = await deliveriesOf(key, webhookId);
+    assert.ok(d, 'a delivery exists');
+    const res = await call('GET', `/v2/webhooks/${webhookId}/deliveries/${d.delivery_id}`, key);
+    assert.equal(res.statusCode, 200);
+    return res.json();
+  };
+  const sweepAndRun = async () => {
+    const res = await ops('POST', '/_ops/deliveries/sweep');
+    assert.equal(res.statusCode, 200);
+    await platform.runDueJobs();
+    return res.json().queued as number;
+  };
+
+  before(async () => {
+    receiver = await startPythonReceiver();
+    platform = await startTestPlatform({
+      services: [entityEventsService],
+      clock,
+      env: { ENTITY_EVENTS_DELIVERY_TIMEOUT_MS: '500' },
+    });
+    const creds = platform.credentials('entity-events');
+    keyA = creds.apiKey as string;
+    tenantA = creds.tenantId as string;
+    partnerA = creds.partnerId as string;
+    keyB = (await ops('POST', '/_ops/tenants', { name: 'B' })).json().api_key;
+  });
+  after(async () => {
+    await platform?.close();
+    await receiver?.stop();
+  });
+  beforeEach(async () => {
+    clock.set(Date.now());
+    await receiver.reset();
+    // A fresh tenant of the demo partner per test keeps each test under the 10-webhook cap.
+    const fresh = (await ops('POST', '/_ops/tenants', { name: `A${++seq}`, partner_id: partnerA })).json();
+    keyA = fresh.api_key;
+    tenantA = fresh.tenant_id;
+  });
+
+  test('one signed POST per event to the matching enrollment only; payload, headers and exact bytes', async () => {
+    const w1 = await hook(keyA, '/a', { headers: ['X-Team: blue'] });
+    const e1 = await enroll(keyA, w1.webhook_id, ['acme'], ['new_funding_round']);
+    const wDisabled = await hook(keyA, '/disabled');
+    await enroll(keyA, wDisabled.webhook_id, ['acme'], ['new_funding_round']);
+    await call('PATCH', `/v2/webhooks/${wDisabled.webhook_id}`, keyA, { status: 'disabled' });
+    const wGone = await hook(keyA, '/paused');
+    await enroll(keyA, wGone.webhook_id, ['acme'], ['new_funding_round']);
+    await call('DELETE', `/v2/webhooks/${wGone.webhook_id}?force=true`, keyA);
+    const wb = await hook(keyB, '/b');
+    await enroll(keyB, wb.webhook_id, ['acme'], ['new_product']);
+
+    const stored = await ingest('acme');
+    assert.equal(
+      stored.deliveries_created,
+      1,
+      'not to a disabled webhook, a paused enrollment or another tenant',
+    );
+    await platform.runDueJobs();
+    const list = await receiver.waitFor((l) => l.length >= 1);
+    assert.equal(list.length, 1);
+    const r = list[0]!;
+    assert.equal(r.path, '/a');
+    assert.equal(r.verified, true, r.reason ?? '');
+    assert.equal(r.content_type, 'application/json');
+    assert.equal(r.headers['x-team'], 'blue');
+    assert.match(r.timestamp ?? '', /^\d+$/);
+    assert.deepEqual(r.payload, {
+      webhook_id: w1.webhook_id,
+      tenant_id: tenantA,
+      partner_id: partnerA,
+      event_id: stored.events[0]!.event_id,
+      event_name: 'new_funding_round',
+      enrollment_key: e1.enrollment_key,
+      enrollment_id: e1.enrollment_id,
+      entity_type: 'business',
+      business_id: 'acme',
+      event_time: '2026-05-01T10:00:00.000Z',
+      data: funding,
+    });
+    assert.equal(r.raw_body, JSON.stringify(r.payload), 'json format: the event object as it is');
+
+    await receiver.reset();
+    const product = await ingest('acme', 'new_product', { product_name: 'Rocket' });
+    assert.equal(product.deliveries_created, 1);
+    await platform.runDueJobs();
+    const second = await receiver.waitFor((l) => l.length >= 1);
+    assert.deepEqual(
+      second.map((x) => [x.path, x.verified, x.payload?.tenant_id]),
+      [['/b', true, (second[0]!.payload as { tenant_id: string }).tenant_id]],
+    );
+    assert.notEqual(second[0]!.payload?.tenant_id, tenantA);
+    const d = await deliveryOf(keyA, w1.webhook_id);
+    assert.equal(d.status, 'succeeded');
+    assert.equal(d.attempts.length, 1);
+    assert.equal(d.attempts[0].status_code, 200);
+  });
+
+  test('stringified_json sends {text} whose text is the event; the signature covers the bytes sent', async () => {
+    const w = await hook(keyA, '/text', { payload_format: 'stringified_json' });
+    await enroll(keyA, w.webhook_id, ['strco'], ['new_funding_round']);
+    const stored = await ingest('strco');
+    await platform.runDueJobs();
+    const [r] = await receiver.waitFor((l) => l.length >= 1);
+    assert.equal(r!.verified, true, r!.reason ?? '');
+    const outer = JSON.parse(r!.raw_body);
+    assert.deepEqual(Object.keys(outer), ['text']);
+    assert.equal(JSON.parse(outer.text).event_id, stored.events[0]!.event_id);
+  });
+
+  test('X-Timestamp 301 s old is rejected by the receiver (attempt logged, retried); 290 s old is accepted', async () => {
+    const w = await hook(keyA, '/window');
+    await enroll(keyA, w.webhook_id, ['clockco'], ['new_funding_round']);
+    clock.set(Date.now() - 301_000);
+    await ingest('clockco');
+    await platform.runDueJobs();
+    const [rejected] = await receiver.waitFor((l) => l.length >= 1);
+    assert.equal(rejected!.verified, false);
+    assert.match(rejected!.reason ?? '', /300 s window/);
+    let d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'pending');
+    assert.equal(d.attempts[0].status_code, 401);
+    clock.set(Date.now() - 290_000);
+    assert.equal(await sweepAndRun(), 1);
+    const list = await receiver.waitFor((l) => l.length >= 2);
+    assert.equal(list[1]!.verified, true, list[1]!.reason ?? '');
+    d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'succeeded');
+  });
+
+  test('retries follow the schedule (5 s, then 5 min, +-10 % jitter) and the attempt log records each attempt', async () => {
+    const w = await hook(keyA, '/retry');
+    await receiver.behavior('/retry', 500);
+    await enroll(keyA, w.webhook_id, ['retryco'], ['new_funding_round']);
+    const t0 = Date.now() - 250_000;
+    clock.set(t0);
+    await ingest('retryco');
+    await platform.runDueJobs();
+    let d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'pending');
+    assert.equal(d.attempts.length, 1);
+    assert.equal(d.attempts[0].status_code, 500);
+    const next1 = Date.parse(d.next_attempt_at);
+    assert.ok(next1 >= t0 + 4500 && next1 <= t0 + 5500, `first retry after 5 s +-10 %: ${next1 - t0}`);
+    assert.equal(d.attempts[0].next_attempt_at, d.next_attempt_at);
+
+    clock.set(next1 - 1);
+    assert.equal(await sweepAndRun(), 0, 'not due one millisecond early');
+    assert.equal((await deliveryOf(keyA, w.webhook_id)).attempts.length, 1);
+
+    clock.set(next1);
+    assert.equal(await sweepAndRun(), 1);
+    d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.attempts.length, 2);
+    const next2 = Date.parse(d.next_attempt_at);
+    assert.ok(
+      next2 - next1 >= 270_000 && next2 - next1 <= 330_000,
+      `second retry after 5 min: ${next2 - next1}`,
+    );
+
+    await receiver.behavior('/retry', 200);
+    clock.set(next2);
+    await sweepAndRun();
+    d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'succeeded', JSON.stringify(d.attempts));
+    assert.deepEqual(
+      d.attempts.map((a: { attempt_number: number; status_code: number }) => [
+        a.attempt_number,
+        a.status_code,
+      ]),
+      [
+        [1, 500],
+        [2, 500],
+        [3, 200],
+      ],
+    );
+    assert.equal(d.next_attempt_at, null);
+    const got = await receiver.received();
+    assert.equal(onPath(got, '/retry').length, 3);
+  });
+
+  test('timeouts and connection failures are failed attempts, retried on the schedule', async () => {
+    const slow = await hook(keyA, '/slow');
+    await receiver.behavior('/slow', 200, undefined, 1500);
+    await enroll(keyA, slow.webhook_id, ['slowco'], ['new_funding_round']);
+    const closed = await call('POST', '/v2/webhooks', keyA, {
+      name: 'closed',
+      webhook_url: 'http://127.0.0.1:9/x',
+    });
+    await enroll(keyA, closed.json().webhook_id, ['slowco'], ['new_funding_round']);
+    await ingest('slowco');
+    await platform.runDueJobs();
+    const timedOut = await deliveryOf(keyA, slow.webhook_id);
+    assert.equal(timedOut.status, 'pending');
+    assert.equal(timedOut.attempts[0].status_code, null);
+    assert.match(timedOut.attempts[0].error, /^timeout/);
+    assert.ok(timedOut.attempts[0].duration_ms >= 450, 'bounded by the configured timeout');
+    const refused = await deliveryOf(keyA, closed.json().webhook_id);
+    assert.equal(refused.status, 'pending');
+    assert.match(refused.attempts[0].error, /^network/);
+    assert.ok(refused.next_attempt_at);
+  });
+
+  test('the SSRF guard refuses cloud metadata addresses even where private targets are allowed', async () => {
+    const res = await call('POST', '/v2/webhooks', keyA, {
+      name: 'metadata',
+      webhook_url: 'http://169.254.169.254/latest/meta-data',
+    });
+    assert.equal(res.statusCode, 201);
+    const check = await call('POST', `/v2/webhooks/${res.json().webhook_id}/check_connectivity`, keyA);
+    const outcome = check.json().response_context.webhook_response;
+    assert.equal(outcome.success, false);
+    assert.match(outcome.error, /^blocked_address/);
+  });
+
+  test('Retry-After on 503 sets the next attempt exactly', async () => {
+    const w = await hook(keyA, '/ra');
+    await receiver.behavior('/ra', 503, 120);
+    await enroll(keyA, w.webhook_id, ['raco'], ['new_funding_round']);
+    const t0 = clock.nowMs();
+    await ingest('raco');
+    await platform.runDueJobs();
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.attempts[0].status_code, 503);
+    assert.equal(Date.parse(d.next_attempt_at), t0 + 120_000);
+  });
+
+  test('410 Gone disables the webhook and fails the delivery; nothing more is queued for it', async () => {
+    const w = await hook(keyA, '/gone');
+    await receiver.behavior('/gone', 410);
+    await enroll(keyA, w.webhook_id, ['goneco'], ['new_funding_round']);
+    await ingest('goneco');
+    await platform.runDueJobs();
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'failed');
+    const hookNow = (await call('GET', `/v2/webhooks/${w.webhook_id}`, keyA)).json();
+    assert.equal(hookNow.status, 'disabled');
+    assert.equal(hookNow.disabled_reason, 'gone');
+    assert.equal((await ingest('goneco')).deliveries_created, 0);
+  });
+
+  test('after 8 failed attempts the delivery is failed; replay delivers it; only failed ones replay', async () => {
+    const w = await hook(keyA, '/exhaust');
+    await receiver.behavior('/exhaust', 500);
+    await enroll(keyA, w.webhook_id, ['exco'], ['new_funding_round']);
+    await ingest('exco');
+    await platform.runDueJobs();
+    for (let i = 0; i < 7; i++) {
+      const d = await deliveryOf(keyA, w.webhook_id);
+      assert.equal(d.status, 'pending');
+      clock.set(Date.parse(d.next_attempt_at));
+      await sweepAndRun();
+    }
+    let d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'failed');
+    assert.equal(d.attempts.length, 8);
+    assert.equal(d.next_attempt_at, null);
+    const span = Date.parse(d.attempts[7].attempted_at) - Date.parse(d.attempts[0].attempted_at);
+    const nominal = (5 + 300 + 1800 + 7200 + 18000 + 36000 + 36000) * 1000;
+    assert.ok(span >= nominal * 0.9 && span <= nominal * 1.1, `schedule spans about 27.9 h: ${span}`);
+
+    await receiver.behavior('/exhaust', 200);
+    clock.set(Date.now());
+    const replay = await call(
+      'POST',
+      `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`,
+      keyA,
+    );
+    assert.equal(replay.statusCode, 202, replay.body);
+    assert.equal(replay.json().status, 'pending');
+    await platform.runDueJobs();
+    d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'succeeded');
+    assert.equal(d.attempts.length, 9);
+    assert.equal(d.attempts[8].attempt_number, 9);
+    const again = await call('POST', `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`, keyA);
+    assert.equal(again.statusCode, 409);
+    const foreign = await call(
+      'POST',
+      `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`,
+      keyB,
+    );
+    assert.equal(foreign.statusCode, 404);
+  });
+
+  test('disabling a webhook cancels its pending retries and stops new deliveries; re-enabling resumes', async () => {
+    const w = await hook(keyA, '/toggle');
+    await receiver.behavior('/toggle', 500);
+    await enroll(keyA, w.webhook_id, ['togco'], ['new_funding_round']);
+    await ingest('togco');
+    await platform.runDueJobs();
+    await call('PATCH', `/v2/webhooks/${w.webhook_id}`, keyA, { status: 'disabled' });
+    clock.advance(10_000);
+    await sweepAndRun();
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'cancelled');
+    assert.equal(d.last_error, 'webhook disabled');
+    assert.equal(d.attempts.length, 1, 'no POST after disabling');
+    assert.equal((await ingest('togco')).deliveries_created, 0);
+    await receiver.behavior('/toggle', 200);
+    await call('PATCH', `/v2/webhooks/${w.webhook_id}`, keyA, { status: 'active' });
+    assert.equal((await ingest('togco')).deliveries_created, 1);
+    await platform.runDueJobs();
+    const got = onPath(await receiver.received(), '/toggle');
+    assert.equal(got.filter((r) => r.status_returned === 200).length, 1);
+  });
+
+  test('deleting an enrollment stops its pending retries; force-deleting a webhook cancels its deliveries', async () => {
+    const w = await hook(keyA, '/del');
+    await receiver.behavior('/del', 500);
+    const e = await enroll(keyA, w.webhook_id, ['delco'], ['new_funding_round']);
+    await ingest('delco');
+    await platform.runDueJobs();
+    assert.equal((await deliveryOf(keyA, w.webhook_id)).status, 'pending');
+    const del = await call('DELETE', `/v2/businesses/events/enrollments/${e.enrollment_id}`, keyA);
+    assert.equal(del.statusCode, 200);
+    clock.advance(10_000);
+    await sweepAndRun();
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'cancelled');
+    assert.equal(d.last_error, 'enrollment deleted');
+    assert.equal(onPath(await receiver.received(), '/del').length, 1, 'no POST after the deletion');
+
+    const w2 = await hook(keyA, '/del2');
+    await receiver.behavior('/del2', 500);
+    await enroll(keyA, w2.webhook_id, ['delco2'], ['new_funding_round']);
+    await ingest('delco2');
+    await platform.runDueJobs();
+    const forced = await call('DELETE', `/v2/webhooks/${w2.webhook_id}?force=true`, keyA);
+    assert.equal(forced.statusCode, 200);
+    const { rows } = await platform.booted.database.pool.query(
+      'select status, last_error from entity_events.deliveries where webhook_id = $1',
+      [w2.webhook_id],
+    );
+    assert.deepEqual(rows, [{ status: 'cancelled', last_error: 'webhook deleted' }]);
+    assert.equal((await ingest('delco2')).deliveries_created, 0, 'the paused enrollment gets nothing');
+  });
+
+  test('v1 enrollments deliver to the legacy partner webhook with the earlier founding_* names', async () => {
+    const legacy = await call('POST', '/v1/webhooks', keyA, { webhook_url: `${receiver.url}/legacy` });
+    assert.equal(legacy.statusCode, 201, legacy.body);
+    await receiver.setSecret(legacy.json().webhook_id, legacy.json().webhook_secret);
+    const v1 = await call('POST', '/v1/businesses/events/enrollments', keyA, {
+      enrollment_key: 'old-crm',
+      event_types: ['new_funding_round'],
+      business_ids: ['oldco'],
+    });
+    assert.equal(v1.statusCode, 201, v1.body);
+    assert.equal(v1.json().webhook_id, null);
+    const w = await hook(keyA, '/new');
+    await enroll(keyA, w.webhook_id, ['oldco'], ['new_funding_round']);
+    assert.equal((await ingest('oldco')).deliveries_created, 2);
+    await platform.runDueJobs();
+    const got = await receiver.waitFor((l) => l.length >= 2);
+    const old = onPath(got, '/legacy')[0]!;
+    const cur = onPath(got, '/new')[0]!;
+    assert.equal(old.verified, true, old.reason ?? '');
+    assert.equal(cur.verified, true);
+    const oldData = old.payload!.data as Record<string, unknown>;
+    assert.equal(oldData.founding_stage, 'series_b');
+    assert.equal(oldData.founding_date, '2026-05-01');
+    assert.equal(oldData.funding_stage, undefined);
+    const curData = cur.payload!.data as Record<string, unknown>;
+    assert.equal(curData.funding_stage, 'series_b');
+    assert.equal(curData.founding_stage, undefined);
+    assert.equal(old.payload!.webhook_id, legacy.json().webhook_id);
+  });
+
+  test('check_connectivity: a signed test event now, or 1-10 simulated events; outcome in response_context', async () => {
+    const w = await hook(keyA, '/check');
+    const basic = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA);
+    assert.equal(basic.statusCode, 200, basic.body);
+    const outcome = basic.json().response_context.webhook_response;
+    assert.equal(outcome.success, true);
+    assert.equal(outcome.status_code, 200);
+    assert.equal(typeof outcome.duration_ms, 'number');
+    const [first] = await receiver.received();
+    assert.equal(first!.verified, true);
+    assert.equal(first!.payload!.event_name, 'test_event');
+
+    const sim = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA, {
+      simulation: {
+        event_name: 'prospect_changed_company',
+        number_of_events: 3,
+        event_time: '2026-04-01T08:00:00Z',
+      },
+    });
+    assert.equal(sim.statusCode, 200, sim.body);
+    assert.equal(sim.json().response_context.webhook_responses.length, 3);
+    const got = (await receiver.received()).slice(1);
+    assert.equal(got.length, 3);
+    for (const r of got) {
+      assert.equal(r.verified, true);
+      assert.equal(r.payload!.event_name, 'prospect_changed_company');
+      assert.equal(r.payload!.entity_type, 'prospect');
+      assert.equal(r.payload!.event_time, '2026-04-01T08:00:00.000Z');
+      assert.ok((r.payload!.data as Record<string, unknown>).new_company);
+    }
+    for (const simulation of [
+      { event_name: 'new_product', number_of_events: 11 },
+      { event_name: 'new_product', number_of_events: 0 },
+      { event_name: 'no_such_event', number_of_events: 1 },
+    ]) {
+      const bad = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA, { simulation });
+      assert.equal(bad.statusCode, 400, JSON.stringify(simulation));
+    }
+    const emptyJson = await platform.app('entity-events').inject({
+      method: 'POST',
+      url: `/v2/webhooks/${w.webhook_id}/check_connectivity`,
+      headers: { api_key: keyA, 'content-type': 'application/json' },
+      payload: '',
+    });
+    assert.equal(emptyJson.statusCode, 200, 'Content-Type without a body is the basic check');
+    assert.equal(emptyJson.json().events_sent, 1);
+    const broken = await platform.app('entity-events').inject({
+      method: 'POST',
+      url: `/v2/webhooks/${w.webhook_id}/check_connectivity`,
+      headers: { api_key: keyA, 'content-type': 'application/json' },
+      payload: '{"simulation":',
+    });
+    assert.equal(broken.statusCode, 400);
+    assert.equal(broken.json().response_context.request_status, 'failure');
+    await receiver.behavior('/check', 500);
+    const failing = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA);
+    assert.equal(failing.json().response_context.webhook_response.status_code, 500);
+    assert.equal(failing.json().response_context.webhook_response.success, false);
+  });
+
+  test('rotating a secret: deliveries are signed with the new secret only, for that webhook only', async () => {
+    const w = await hook(keyA, '/rot');
+    const other = await hook(keyA, '/rot-other');
+    await enroll(keyA, w.webhook_id, ['rotco'], ['new_funding_round']);
+    await enroll(keyA, other.webhook_id, ['rotco'], ['new_funding_round']);
+    const rotated = (await call('POST', `/v2/webhooks/${w.webhook_id}/rotate_secret`, keyA)).json();
+    await ingest('rotco');
+    await platform.runDueJobs();
+    let got = await receiver.waitFor((l) => l.length >= 2);
+    assert.equal(onPath(got, '/rot')[0]!.verified, false, 'the receiver still holds the old secret');
+    assert.equal(onPath(got, '/rot-other')[0]!.verified, true, 'the other webhook keeps its secret');
+    await receiver.setSecret(w.webhook_id, rotated.webhook_secret);
+    clock.advance(6000);
+    await sweepAndRun();
+    got = await receiver.waitFor((l) => onPath(l, '/rot').length >= 2);
+    assert.equal(onPath(got, '/rot')[1]!.verified, true);
+  });
+
+  test('the simulator produces events for enrolled entities through the same fan-out', async () => {
+    const w = await hook(keyB, '/sim');
+    await enroll(keyB, w.webhook_id, ['simco'], ['new_office']);
+    const rate = await ops('PUT', '/_ops/simulator', { events_per_minute: 0 });
+    assert.equal(rate.statusCode, 200);
+    const res = await ops('POST', '/_ops/simulator/produce', { count: 1000 });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.ok(res.json().produced >= 1);
+    await platform.runDueJobs();
+    const got = onPath(await receiver.waitFor((l) => onPath(l, '/sim').length >= 1), '/sim');
+    assert.equal(got[0]!.payload!.business_id, 'simco');
+    assert.equal(got[0]!.payload!.event_name, 'new_office');
+    assert.ok((got[0]!.payload!.data as { location?: unknown }).location);
+  });
+
+  test('the simulator timer produces events at the configured rate (events per minute, shared setting)', async () => {
+    const db = platform.booted.database.db;
+    const sim = new EntityEventSimulator(
+      db,
+      clock,
+      new EventStore(db, clock),
+      createLogger('silent'),
+      0,
+      1000,
+    );
+    assert.equal(await sim.rate(), 0, 'the PUT above stored 0');
+    assert.equal(await sim.tick(), 0);
+    await sim.setRate(30);
+    assert.equal(await sim.tick(), 0, '30 per minute = half an event per 1 s tick');
+    assert.equal(await sim.tick(), 1);
+    await sim.setRate(600);
+    assert.equal(await sim.tick(), 10);
+    await sim.setRate(0);
+  });
+});

@@ -1,0 +1,509 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../../platform/clock.ts';
+import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
+import { entityEventsService } from '../index.ts';
+
+describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
+  const clock = new ManualClock(Date.UTC(2026, 5, 1, 12, 0, 0));
+  let platform: TestPlatform;
+  let keyA: string;
+  let keyB: string;
+  let tenantB: { tenant_id: string; partner_id: string };
+
+  const call = (method: string, url: string, key: string | undefined, payload?: unknown) =>
+    platform.app('entity-events').inject({
+      method: method as 'GET',
+      url,
+      headers: key ? { api_key: key } : {},
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  const ops = (method: string, url: string, payload?: unknown) =>
+    platform.app('entity-events').inject({
+      method: method as 'POST',
+      url,
+      headers: { authorization: platform.operatorAuth },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+  let seq = 0;
+  const hook = async (key: string, extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', '/v2/webhooks', key, {
+      name: `hook-${++seq}`,
+      webhook_url: 'http://127.0.0.1:9/hook',
+      ...extra,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json();
+  };
+
+  before(async () => {
+    platform = await startTestPlatform({ services: [entityEventsService], clock });
+    keyA = platform.credentials('entity-events').apiKey as string;
+    const res = await ops('POST', '/_ops/tenants', { name: 'Tenant B' });
+    assert.equal(res.statusCode, 201, res.body);
+    tenantB = res.json();
+    keyB = res.json().api_key;
+  });
+  after(async () => platform?.close());
+
+  describe('authentication and response_context', () => {
+    test('the seeded demo key works; the tenant comes from the key', async () => {
+      const res = await call('GET', '/v2/webhooks', keyA);
+      assert.equal(res.statusCode, 200, res.body);
+      const ctx = res.json().response_context;
+      assert.equal(ctx.request_status, 'success');
+      assert.equal(ctx.correlation_id, res.headers['x-request-id']);
+      assert.equal(typeof ctx.time_taken_in_seconds, 'number');
+      assert.equal(platform.credentials('entity-events').apiKeyHeader, 'api_key');
+    });
+
+    test('missing, unknown and revoked keys are 401 with response_context', async () => {
+      for (const key of [undefined, 'eek_wrong']) {
+        const res = await call('GET', '/v2/webhooks', key);
+        assert.equal(res.statusCode, 401);
+        assert.equal(res.json().response_context.request_status, 'failure');
+        assert.equal(res.json().error.code, 'unauthenticated');
+      }
+      const issued = await ops('POST', `/_ops/tenants/${tenantB.tenant_id}/keys`, { label: 'tmp' });
+      assert.equal(issued.statusCode, 201, issued.body);
+      assert.equal((await call('GET', '/v2/webhooks', issued.json().key)).statusCode, 200);
+      assert.equal((await ops('POST', `/_ops/keys/${issued.json().id}/revoke`)).statusCode, 200);
+      assert.equal((await call('GET', '/v2/webhooks', issued.json().key)).statusCode, 401);
+    });
+
+    test('unknown routes and validation errors carry response_context too', async () => {
+      const nf = await call('GET', '/v2/nothing', keyA);
+      assert.equal(nf.statusCode, 404);
+      assert.equal(nf.json().response_context.request_status, 'failure');
+      const bad = await call('POST', '/v2/webhooks', keyA, { webhook_url: 'http://x.test' });
+      assert.equal(bad.statusCode, 400);
+      assert.equal(bad.json().response_context.correlation_id, bad.headers['x-request-id']);
+      assert.match(bad.json().error.message, /name/);
+    });
+  });
+
+  test('OpenAPI: every operation has operationId, tags and summary; api_key is the security scheme', async () => {
+    const doc = (await platform.app('entity-events').inject({ method: 'GET', url: '/openapi.json' })).json();
+    const missing: string[] = [];
+    let n = 0;
+    for (const [route, opsOf] of Object.entries(
+      doc.paths as Record<string, Record<string, Record<string, unknown>>>,
+    ))
+      for (const [method, op] of Object.entries(opsOf)) {
+        n++;
+        if (!op.operationId || !(op.tags as string[] | undefined)?.length || !op.summary)
+          missing.push(`${method} ${route}`);
+      }
+    assert.deepEqual(missing, []);
+    assert.ok(n >= 25, `${n} operations`);
+    assert.equal(doc.components.securitySchemes.apiKey.name, 'api_key');
+  });
+
+  describe('webhooks', () => {
+    test('create: 201 with a padded URL-safe base64 secret of 32 bytes; read never shows it', async () => {
+      const created = await hook(keyA, { description: 'd', headers: ['X-Team: blue'] });
+      assert.match(created.webhook_id, /^wh_[0-9a-f]{32}$/);
+      assert.equal(created.payload_format, 'json');
+      assert.equal(created.status, 'active');
+      assert.deepEqual(created.scope, { type: 'tenant', id: created.scope.id });
+      assert.match(created.webhook_secret, /^[A-Za-z0-9_-]{43}=$/);
+      assert.equal(Buffer.from(created.webhook_secret, 'base64url').length, 32);
+      const read = await call('GET', `/v2/webhooks/${created.webhook_id}`, keyA);
+      assert.equal(read.statusCode, 200);
+      assert.equal(read.json().webhook_secret, undefined);
+      assert.deepEqual(read.json().headers, ['X-Team: blue']);
+      const list = await call('GET', '/v2/webhooks', keyA);
+      assert.ok(list.json().webhooks.every((w: Record<string, unknown>) => w.webhook_secret === undefined));
+    });
+
+    test('headers and urls are validated', async () => {
+      for (const headers of [['NoColon'], ['Bad Name: x'], ['X-Signature: forged'], ['A: 1', 'a: 2']]) {
+        const res = await call('POST', '/v2/webhooks', keyA, {
+          name: 'h-x',
+          webhook_url: 'http://a.test',
+          headers,
+        });
+        assert.equal(res.statusCode, 400, JSON.stringify(headers));
+      }
+      for (const url of ['ftp://a.test/x', 'not a url', 'http://user:pw@a.test/']) {
+        const res = await call('POST', '/v2/webhooks', keyA, { name: 'h-y', webhook_url: url });
+        assert.equal(res.statusCode, 400, url);
+      }
+    });
+
+    test('names are unique within the tenant (409) but not across tenants', async () => {
+      const a = await call('POST', '/v2/webhooks', keyA, { name: 'same', webhook_url: 'http://a.test' });
+      assert.equal(a.statusCode, 201);
+      const again = await call('POST', '/v2/webhooks', keyA, { name: 'same', webhook_url: 'http://b.test' });
+      assert.equal(again.statusCode, 409);
+      assert.equal(again.json().error.code, 'webhook_name_taken');
+      const other = await call('POST', '/v2/webhooks', keyB, { name: 'same', webhook_url: 'http://b.test' });
+      assert.equal(other.statusCode, 201);
+      const renamed = await call('PATCH', `/v2/webhooks/${a.json().webhook_id}`, keyA, { name: 'hook-1' });
+      assert.ok([200, 409].includes(renamed.statusCode));
+    });
+
+    test('at most 10 webhooks per tenant: the 11th is 422; deleting one frees a slot', async () => {
+      const fresh = (await ops('POST', '/_ops/tenants', { name: 'cap' })).json().api_key;
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) ids.push((await hook(fresh)).webhook_id);
+      const eleventh = await call('POST', '/v2/webhooks', fresh, {
+        name: 'eleven',
+        webhook_url: 'http://a.test',
+      });
+      assert.equal(eleventh.statusCode, 422);
+      assert.equal(eleventh.json().error.code, 'webhook_limit_reached');
+      assert.equal((await call('DELETE', `/v2/webhooks/${ids[0]}`, fresh)).statusCode, 200);
+      assert.equal(
+        (await call('POST', '/v2/webhooks', fresh, { name: 'eleven', webhook_url: 'http://a.test' }))
+          .statusCode,
+        201,
+      );
+    });
+
+    test("another tenant's webhook is 404 for every operation", async () => {
+      const mine = await hook(keyA);
+      for (const [m, u, body] of [
+        ['GET', `/v2/webhooks/${mine.webhook_id}`, undefined],
+        ['PATCH', `/v2/webhooks/${mine.webhook_id}`, { name: 'stolen' }],
+        ['DELETE', `/v2/webhooks/${mine.webhook_id}`, undefined],
+        ['POST', `/v2/webhooks/${mine.webhook_id}/rotate_secret`, undefined],
+      ] as const) {
+        const res = await call(m, u, keyB, body);
+        assert.equal(res.statusCode, 404, `${m} ${u}`);
+      }
+      assert.equal((await call('GET', `/v2/webhooks/${mine.webhook_id}`, keyA)).statusCode, 200);
+    });
+
+    test('update: status disabled keeps the destination; rotate gives a new secret', async () => {
+      const h = await hook(keyA);
+      const res = await call('PATCH', `/v2/webhooks/${h.webhook_id}`, keyA, { status: 'disabled' });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.json().status, 'disabled');
+      assert.equal(res.json().webhook_url, h.webhook_url);
+      const rotated = await call('POST', `/v2/webhooks/${h.webhook_id}/rotate_secret`, keyA);
+      assert.equal(rotated.statusCode, 200);
+      assert.notEqual(rotated.json().webhook_secret, h.webhook_secret);
+      assert.match(rotated.json().webhook_secret, /^[A-Za-z0-9_-]{43}=$/);
+    });
+
+    test('v1 registers one partner-level webhook listed read-only with legacy: true; re-registering overrides it', async () => {
+      const first = await call('POST', '/v1/webhooks', keyA, { webhook_url: 'http://legacy.test/one' });
+      assert.equal(first.statusCode, 201, first.body);
+      assert.equal(first.json().legacy, true);
+      const second = await call('POST', '/v1/webhooks', keyA, { webhook_url: 'http://legacy.test/two' });
+      assert.equal(second.json().webhook_id, first.json().webhook_id);
+      assert.notEqual(second.json().webhook_secret, first.json().webhook_secret);
+      const list = (await call('GET', '/v2/webhooks', keyA)).json().webhooks;
+      const legacy = list.filter((w: { legacy: boolean }) => w.legacy);
+      assert.equal(legacy.length, 1);
+      assert.equal(legacy[0].webhook_url, 'http://legacy.test/two');
+      const patch = await call('PATCH', `/v2/webhooks/${legacy[0].webhook_id}`, keyA, { name: 'x' });
+      assert.equal(patch.statusCode, 422);
+      assert.equal(patch.json().error.code, 'legacy_webhook_read_only');
+      // v2 creation never overrides it
+      await hook(keyA);
+      const after = (await call('GET', '/v1/webhooks', keyA)).json().webhook;
+      assert.equal(after.webhook_url, 'http://legacy.test/two');
+      // tenant B has its own partner: no legacy webhook visible
+      const listB = (await call('GET', '/v2/webhooks', keyB)).json().webhooks;
+      assert.ok(listB.every((w: { legacy: boolean }) => !w.legacy));
+    });
+  });
+
+  describe('enrollments', () => {
+    const ids = (n: number, p = 'b') => Array.from({ length: n }, (_, i) => `${p}${i}`);
+    before(async () => {
+      // A second tenant of the demo partner (the demo tenant used up its 10 webhooks above).
+      const partnerId = platform.credentials('entity-events').partnerId;
+      const res = await ops('POST', '/_ops/tenants', { name: 'Tenant A2', partner_id: partnerId });
+      assert.equal(res.statusCode, 201, res.body);
+      keyA = res.json().api_key;
+    });
+
+    test('201 with en_ id, key, webhook_id and status active', async () => {
+      const h = await hook(keyA);
+      const res = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'crm-sync',
+        webhook_id: h.webhook_id,
+        event_types: ['new_funding_round', 'ipo_announcement'],
+        business_ids: ['acme', 'globex'],
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const e = res.json();
+      assert.match(e.enrollment_id, /^en_[0-9a-f]{32}$/);
+      assert.equal(e.enrollment_key, 'crm-sync');
+      assert.equal(e.webhook_id, h.webhook_id);
+      assert.equal(e.status, 'active');
+      assert.deepEqual(e.business_ids, ['acme', 'globex']);
+      const list = (await call('GET', '/v2/businesses/events/enrollments', keyA)).json();
+      assert.ok(list.enrollments.some((x: { enrollment_id: string }) => x.enrollment_id === e.enrollment_id));
+      const listB = (await call('GET', '/v2/businesses/events/enrollments', keyB)).json();
+      assert.ok(
+        listB.enrollments.every((x: { enrollment_id: string }) => x.enrollment_id !== e.enrollment_id),
+      );
+      assert.equal(
+        (await call('GET', `/v2/prospects/events/enrollments/${e.enrollment_id}`, keyA)).statusCode,
+        404,
+      );
+    });
+
+    test('webhook_id missing, of another tenant, disabled or legacy: 422; unknown: 404', async () => {
+      const body = { enrollment_key: 'k', event_types: ['new_product'], business_ids: ['x'] };
+      const missing = await call('POST', '/v2/businesses/events/enrollments', keyA, body);
+      assert.equal(missing.statusCode, 422);
+      const theirs = await hook(keyB);
+      const foreign = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...body,
+        webhook_id: theirs.webhook_id,
+      });
+      assert.equal(foreign.statusCode, 422);
+      const disabled = await hook(keyA, { name: 'disabled-one' });
+      await call('PATCH', `/v2/webhooks/${disabled.webhook_id}`, keyA, { status: 'disabled' });
+      const dis = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...body,
+        webhook_id: disabled.webhook_id,
+      });
+      assert.equal(dis.statusCode, 422);
+      assert.equal(dis.json().error.code, 'webhook_not_active');
+      const legacy = (await call('GET', '/v1/webhooks', keyA)).json().webhook;
+      const leg = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...body,
+        webhook_id: legacy.webhook_id,
+      });
+      assert.equal(leg.statusCode, 422);
+      const unknown = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...body,
+        webhook_id: 'wh_00000000000000000000000000000000',
+      });
+      assert.equal(unknown.statusCode, 404);
+    });
+
+    test('event types are checked against the catalogue of the entity type', async () => {
+      const h = await hook(keyA);
+      const bad = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'k',
+        webhook_id: h.webhook_id,
+        event_types: ['prospect_changed_role'],
+        business_ids: ['x'],
+      });
+      assert.equal(bad.statusCode, 400);
+      assert.equal(bad.json().error.code, 'unknown_event_type');
+      const good = await call('POST', '/v2/prospects/events/enrollments', keyA, {
+        enrollment_key: 'k',
+        webhook_id: h.webhook_id,
+        event_types: ['prospect_changed_role', 'prospect_job_start_anniversary'],
+        prospect_ids: ['p1'],
+      });
+      assert.equal(good.statusCode, 201, good.body);
+      assert.deepEqual(good.json().prospect_ids, ['p1']);
+      for (const t of [
+        'hiring_in_legal_department',
+        'decrease_in_customer_service_department',
+        'increase_in_all_departments_department',
+      ]) {
+        const ok = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+          enrollment_key: 'k',
+          webhook_id: h.webhook_id,
+          event_types: [t],
+          business_ids: ['x'],
+        });
+        assert.equal(ok.statusCode, 201, t);
+      }
+    });
+
+    test('1,000 ids per request; 1,001 is 400; more can be added later (no cap on the total)', async () => {
+      const h = await hook(keyA);
+      const base = { enrollment_key: 'bulk', webhook_id: h.webhook_id, event_types: ['new_office'] };
+      const tooMany = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...base,
+        business_ids: ids(1001),
+      });
+      assert.equal(tooMany.statusCode, 400);
+      assert.equal(tooMany.json().error.code, 'too_many_ids');
+      const created = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        ...base,
+        business_ids: ids(1000),
+      });
+      assert.equal(created.statusCode, 201);
+      const id = created.json().enrollment_id;
+      const more = await call('PATCH', `/v2/businesses/events/enrollments/${id}`, keyA, {
+        add_business_ids: ids(1000, 'c'),
+      });
+      assert.equal(more.statusCode, 200, more.body);
+      assert.equal(more.json().business_ids.length, 2000);
+      const fewer = await call('PATCH', `/v2/businesses/events/enrollments/${id}`, keyA, {
+        remove_business_ids: ['c0', 'c1'],
+      });
+      assert.equal(fewer.json().business_ids.length, 1998);
+      const replaced = await call('PATCH', `/v2/businesses/events/enrollments/${id}`, keyA, {
+        business_ids: ['only'],
+        event_types: ['closing_office'],
+        enrollment_key: 'k2',
+      });
+      assert.deepEqual(replaced.json().business_ids, ['only']);
+      assert.deepEqual(replaced.json().event_types, ['closing_office']);
+      assert.equal(replaced.json().enrollment_key, 'k2');
+    });
+
+    test('v1 enrollments have no webhook_id and cannot be given one', async () => {
+      const v1 = await call('POST', '/v1/prospects/events/enrollments', keyA, {
+        enrollment_key: 'old',
+        event_types: ['prospect_changed_role'],
+        prospect_ids: ['p-old'],
+      });
+      assert.equal(v1.statusCode, 201, v1.body);
+      assert.equal(v1.json().webhook_id, null);
+      assert.equal(v1.json().api_version, 'v1');
+      const h = await hook(keyA);
+      const patch = await call('PATCH', `/v2/prospects/events/enrollments/${v1.json().enrollment_id}`, keyA, {
+        webhook_id: h.webhook_id,
+      });
+      assert.equal(patch.statusCode, 422);
+      assert.equal(patch.json().error.code, 'v1_enrollment_has_no_webhook');
+    });
+
+    test('delete webhook: 409 with active enrollments; force pauses them (lists kept); re-pointing re-activates', async () => {
+      const h = await hook(keyA);
+      const mk = async () =>
+        (
+          await call('POST', '/v2/businesses/events/enrollments', keyA, {
+            enrollment_key: 'x',
+            webhook_id: h.webhook_id,
+            event_types: ['new_product'],
+            business_ids: ['e1', 'e2'],
+          })
+        ).json().enrollment_id as string;
+      const e1 = await mk();
+      const e2 = await mk();
+      const refused = await call('DELETE', `/v2/webhooks/${h.webhook_id}`, keyA);
+      assert.equal(refused.statusCode, 409);
+      assert.equal(refused.json().error.code, 'webhook_in_use');
+      assert.equal((await call('GET', `/v2/webhooks/${h.webhook_id}`, keyA)).statusCode, 200);
+      const forced = await call('DELETE', `/v2/webhooks/${h.webhook_id}?force=true`, keyA);
+      assert.equal(forced.statusCode, 200, forced.body);
+      assert.deepEqual(forced.json().affected_enrollment_ids.sort(), [e1, e2].sort());
+      assert.equal((await call('GET', `/v2/webhooks/${h.webhook_id}`, keyA)).statusCode, 404);
+      const paused = (await call('GET', `/v2/businesses/events/enrollments/${e1}`, keyA)).json();
+      assert.equal(paused.status, 'paused');
+      assert.deepEqual(paused.business_ids, ['e1', 'e2']);
+      const target = await hook(keyA);
+      const repointed = await call('PATCH', `/v2/businesses/events/enrollments/${e1}`, keyA, {
+        webhook_id: target.webhook_id,
+      });
+      assert.equal(repointed.statusCode, 200);
+      assert.equal(repointed.json().status, 'active');
+      assert.deepEqual(repointed.json().business_ids, ['e1', 'e2']);
+      // a webhook with only paused enrollments can be deleted without force
+      const h2 = await hook(keyA);
+      await call('PATCH', `/v2/businesses/events/enrollments/${e2}`, keyA, { webhook_id: h2.webhook_id });
+      await call('DELETE', `/v2/webhooks/${h2.webhook_id}?force=true`, keyA);
+      const h3 = await hook(keyA);
+      assert.equal((await call('DELETE', `/v2/webhooks/${h3.webhook_id}`, keyA)).statusCode, 200);
+      assert.equal((await call('DELETE', `/v2/businesses/events/enrollments/${e2}`, keyA)).statusCode, 200);
+      assert.equal((await call('GET', `/v2/businesses/events/enrollments/${e2}`, keyA)).statusCode, 404);
+    });
+  });
+
+  describe('events: operator ingest and fetch-events', () => {
+    const ev = (
+      entity_id: string,
+      event_name: string,
+      event_time: string,
+      data: Record<string, unknown> = {},
+    ) => ({
+      entity_type: 'business',
+      entity_id,
+      event_name,
+      event_time,
+      data,
+    });
+    const funding = {
+      funding_stage: 'series_a',
+      funding_date: '2026-05-01',
+      amount: 5000000,
+      investors: ['Accel'],
+    };
+
+    test('a batch is all-or-nothing: one bad item stores nothing and every problem is reported', async () => {
+      const res = await ops('POST', '/_ops/events', {
+        events: [
+          ev('atomic-1', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'p' }),
+          ev('atomic-1', 'not_a_type', '2026-05-01T00:00:00Z'),
+          ev('atomic-1', 'new_funding_round', '2026-05-01T00:00:00Z', { funding_stage: 'seed' }),
+        ],
+      });
+      assert.equal(res.statusCode, 400);
+      const fields = res.json().error.details.issues.map((i: { field: string }) => i.field);
+      assert.deepEqual(fields, ['events/1/event_name', 'events/2/data']);
+      const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['atomic-1'] });
+      assert.equal(fetched.json().events.length, 0);
+    });
+
+    test('a batch above 1,000 events is refused as a whole', async () => {
+      const events = Array.from({ length: 1001 }, (_, i) =>
+        ev(`big-${i}`, 'new_product', '2026-05-01T00:00:00Z', { product_name: 'p' }),
+      );
+      const res = await ops('POST', '/_ops/events', { events });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'batch_too_large');
+      const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['big-0'] });
+      assert.equal(fetched.json().events.length, 0);
+    });
+
+    test('fetch: up to 40 ids, filters by type and time, newest first, paged', async () => {
+      const stored = await ops('POST', '/_ops/events', {
+        events: [
+          ev('f-1', 'new_funding_round', '2026-05-01T00:00:00Z', funding),
+          ev('f-1', 'new_product', '2026-05-02T00:00:00Z', { product_name: 'x' }),
+          ev('f-2', 'new_product', '2026-05-03T00:00:00Z', { product_name: 'y' }),
+          ev('f-3', 'new_product', '2026-05-04T00:00:00Z', { product_name: 'z' }),
+        ],
+      });
+      assert.equal(stored.statusCode, 201, stored.body);
+      const all = (
+        await call('POST', '/v2/businesses/events', keyB, { business_ids: ['f-1', 'f-2'] })
+      ).json();
+      assert.deepEqual(
+        all.events.map((e: { event_time: string }) => e.event_time.slice(0, 10)),
+        ['2026-05-03', '2026-05-02', '2026-05-01'],
+      );
+      assert.equal(all.events[2].business_id, 'f-1');
+      assert.equal(all.events[2].data.funding_stage, 'series_a');
+      const typed = (
+        await call('POST', '/v2/businesses/events', keyA, {
+          business_ids: ['f-1', 'f-2'],
+          event_types: ['new_funding_round'],
+        })
+      ).json();
+      assert.equal(typed.events.length, 1);
+      const ranged = (
+        await call('POST', '/v2/businesses/events', keyA, {
+          business_ids: ['f-1', 'f-2', 'f-3'],
+          from: '2026-05-02T00:00:00Z',
+          to: '2026-05-03T00:00:00Z',
+        })
+      ).json();
+      assert.equal(ranged.events.length, 2);
+      const paged = (
+        await call('POST', '/v2/businesses/events', keyA, {
+          business_ids: ['f-1', 'f-2', 'f-3'],
+          limit: 2,
+          offset: 2,
+        })
+      ).json();
+      assert.deepEqual(paged.page, { limit: 2, offset: 2, total: 4, has_more: false });
+      assert.equal(paged.events.length, 2);
+      const tooMany = await call('POST', '/v2/businesses/events', keyA, {
+        business_ids: Array.from({ length: 41 }, (_, i) => `i${i}`),
+      });
+      assert.equal(tooMany.statusCode, 400);
+      const forty = await call('POST', '/v2/businesses/events', keyA, {
+        business_ids: Array.from({ length: 40 }, (_, i) => `i${i}`),
+      });
+      assert.equal(forty.statusCode, 200);
+      const wrongType = await call('POST', '/v2/prospects/events', keyA, { prospect_ids: ['f-1'] });
+      assert.equal(wrongType.json().events.length, 0, 'business events are not prospect events');
+    });
+  });
+});
