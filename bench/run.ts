@@ -6,12 +6,18 @@
 import { parseArgs } from 'node:util';
 import { benchCoins } from './coins.ts';
 import { benchDeposits } from './deposits.ts';
+import { benchEntityEvents } from './entity-events.ts';
+import { benchOdds } from './odds.ts';
+import { benchPayments } from './payments.ts';
 import { benchPricing } from './pricing.ts';
 
 const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
   coins: benchCoins,
   deposits: benchDeposits,
   pricing: benchPricing,
+  payments: benchPayments,
+  odds: benchOdds,
+  'entity-events': benchEntityEvents,
 };
 
 const { positionals, values } = parseArgs({

@@ -1,6 +1,9 @@
 import type { ServiceDefinition } from '../platform/service.ts';
 import { coinsService } from './coins/index.ts';
 import { depositsService } from './deposits/index.ts';
+import { entityEventsService } from './entity-events/index.ts';
+import { oddsService } from './odds/index.ts';
+import { paymentsService } from './payments/index.ts';
 import { pricingService } from './pricing/index.ts';
 
 /**
@@ -8,7 +11,10 @@ import { pricingService } from './pricing/index.ts';
  * `SERVICES` cannot name it.
  */
 export const implementedServices: readonly ServiceDefinition[] = [
+  paymentsService,
   pricingService,
   depositsService,
   coinsService,
+  oddsService,
+  entityEventsService,
 ];
