@@ -21,10 +21,13 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'drizzle-'));
 try {
   for (const t of targets) {
     if (only && t.name !== only) continue;
+    // drizzle-kit joins `out` and `schema` to its working directory (`./` + path), so both are given relative to
+    // the repository root it runs in; absolute paths break its second run (ENOENT `.//work/...`).
+    const relDir = path.relative(root, t.dir);
     const config = {
       dialect: 'postgresql',
-      schema: path.join(t.dir, 'schema.ts'),
-      out: path.join(t.dir, 'migrations'),
+      schema: `./${relDir}/schema.ts`,
+      out: `./${relDir}/migrations`,
       schemaFilter: [t.schema],
       migrations: { schema: t.schema, table: '__drizzle_migrations' },
     };
