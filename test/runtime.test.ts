@@ -95,6 +95,40 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     });
     assert.equal(plans.status, 200);
     assert.ok(((await plans.json()) as { plans: unknown[] }).plans.length > 0, 'the demo project has plans');
+    assert.match(creds.payments.merchantKey, /^sk_/);
+    assert.match(creds.payments.merchantPartyId, /^pty_[0-9a-f]{32}$/);
+    const intent = await fetch(`${creds.payments.baseUrl}/v1/payment-intents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${creds.payments.merchantKey}` },
+      body: JSON.stringify({
+        data: {
+          type: 'paymentIntent',
+          attributes: {
+            description: 'runtime test',
+            taxMode: 'exclusive',
+            lineItems: [
+              {
+                referenceId: 'r1',
+                description: 'One',
+                quantity: 1,
+                unitAmount: 1000,
+                taxCode: 'txcd_99999999',
+              },
+            ],
+          },
+          relationships: { customerParty: { data: { type: 'party', id: creds.payments.customerPartyId } } },
+        },
+      }),
+    });
+    assert.equal(intent.status, 201, await intent.clone().text());
+    const odds = await fetch(`${creds.odds.baseUrl}/api/v2/sports`, {
+      headers: { 'x-odds-key': creds.odds.apiKey },
+    });
+    assert.equal(odds.status, 200);
+    const webhooks = await fetch(`${creds['entity-events'].baseUrl}/v2/webhooks`, {
+      headers: { api_key: creds['entity-events'].apiKey },
+    });
+    assert.equal(webhooks.status, 200);
 
     const stopStarted = Date.now();
     cli.child.kill('SIGTERM');
