@@ -24,6 +24,10 @@ export interface OperationAnswer {
   body: unknown;
 }
 
+/**
+ * Runs the operation of one POST under its `Idempotency-Key` (scope = the merchant party, or the intent for the
+ * payer route), in one transaction with its record. Answers are sealed at rest (see the module comment).
+ */
 export class IdempotentRunner {
   constructor(
     private readonly db: Db,

@@ -8,7 +8,13 @@ import type { ServiceApp } from '../../platform/http.ts';
 import { StringEnum } from '../../platform/schemas.ts';
 import { CASE_STATUSES } from './compliance.ts';
 import { complianceResource, type PartyService, partyResource } from './parties.ts';
-import { ComplianceDocument, CredentialRecord, ErrorBody, PartyResource } from './payments-schemas.ts';
+import {
+  CardPaymentResource,
+  ComplianceDocument,
+  CredentialRecord,
+  ErrorBody,
+  PartyResource,
+} from './payments-schemas.ts';
 import { cardPaymentResource, type PaymentService } from './payments-service.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
@@ -57,15 +63,14 @@ export async function registerOpsRoutes(
           });
         }
       }
-      const row = await deps.parties.create({
+      const { party, apiKey } = await deps.parties.createWithApiKey({
         kind: body.kind,
         name: body.name,
         ownerPartyId: body.kind === 'customer' ? body.ownerPartyId : null,
         caseStatus: body.caseStatus,
         perTransaction: body.perTransaction ?? null,
       });
-      const apiKey = body.kind === 'merchant' ? await deps.parties.issueKey(row.id, 'api', 'operator') : null;
-      return reply.code(201).send({ data: partyResource(row), apiKey });
+      return reply.code(201).send({ data: partyResource(party), apiKey });
     },
   );
 
@@ -158,7 +163,7 @@ export async function registerOpsRoutes(
         operationId: 'opsSettleCardPayment',
         summary: 'Settle a processing card payment now (what the settle job does)',
         params: Type.Object({ id: Type.String() }),
-        response: { 200: Type.Object({ data: Type.Unknown() }), ...errors },
+        response: { 200: Type.Object({ data: CardPaymentResource }), ...errors },
       },
     },
     async (request) => {

@@ -84,6 +84,7 @@ export class PartyService {
     this.cache = new KeyCache<Lookup>('payments_credential_revoked', clock);
   }
 
+  /** Listens for revocations made on other instances (NOTIFY); returns the function that stops listening. */
   listenForRevocations(notifier: Notifier) {
     return this.cache.listen(notifier);
   }
@@ -146,6 +147,20 @@ export class PartyService {
       })
       .returning();
     return row!;
+  }
+
+  /**
+   * Creates a party and, for a merchant, its first API key, in one transaction (operator route `POST /_ops/parties`).
+   * @returns the party and the issued key (plaintext, shown once), or null for a customer party.
+   */
+  async createWithApiKey(
+    input: Parameters<PartyService['create']>[0],
+  ): Promise<{ party: PartyRow; apiKey: (CredentialRecord & { key: string }) | null }> {
+    return this.db.transaction(async (tx) => {
+      const party = await this.create(input, tx);
+      const apiKey = input.kind === 'merchant' ? await this.issueKey(party.id, 'api', 'operator', tx) : null;
+      return { party, apiKey };
+    });
   }
 
   /** Issues a credential of `kind` for `partyId`; the plaintext key is returned once. */

@@ -59,12 +59,22 @@ export function parseTaxRates(raw: string): Map<string, number> {
   return rates;
 }
 
-/** Reads and checks the settings. @throws ConfigError naming the variable. */
+/**
+ * Reads and checks the settings (README "Configuration").
+ * @throws ConfigError naming the variable (out of range, malformed tax table, default expiry above the maximum).
+ */
 export function readPaymentsConfig(env: Readonly<Record<string, string | undefined>>): PaymentsConfig {
+  const defaultExpirySeconds = intVar(env, 'PAYMENTS_DEFAULT_EXPIRY_SECONDS', 86_400, 60, 2_592_000);
+  const maxExpirySeconds = intVar(env, 'PAYMENTS_MAX_EXPIRY_SECONDS', 2_592_000, 60, 31_536_000);
+  if (defaultExpirySeconds > maxExpirySeconds) {
+    throw new ConfigError(
+      `PAYMENTS_DEFAULT_EXPIRY_SECONDS (${defaultExpirySeconds}) must not exceed PAYMENTS_MAX_EXPIRY_SECONDS (${maxExpirySeconds})`,
+    );
+  }
   return {
     taxRates: parseTaxRates(env.PAYMENTS_TAX_RATES?.trim() || DEFAULT_TAX_RATES),
-    defaultExpirySeconds: intVar(env, 'PAYMENTS_DEFAULT_EXPIRY_SECONDS', 86_400, 60, 2_592_000),
-    maxExpirySeconds: intVar(env, 'PAYMENTS_MAX_EXPIRY_SECONDS', 2_592_000, 60, 31_536_000),
+    defaultExpirySeconds,
+    maxExpirySeconds,
     maxAttempts: intVar(env, 'PAYMENTS_MAX_ATTEMPTS', 3, 1, 100),
     settleDelaySeconds: intVar(env, 'PAYMENTS_SIM_SETTLE_DELAY_SECONDS', 5, 0, 3600),
     keyRateLimit: intVar(env, 'PAYMENTS_KEY_RATE_LIMIT', 6000, 1, 100_000_000),

@@ -72,6 +72,7 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** What the public routes need: settings, the domain services and the idempotency runner. */
 export interface PaymentsRouteDeps {
   /** Requests per minute per credential, and payment attempts per minute per client address on the payer route. */
   limits: { keyRateLimit: number; payerRateLimit: number };
@@ -541,7 +542,9 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
         description:
           'Used by the hosted checkout page. A declined card still creates a card payment (status failed, ' +
           'failureCode, failureMessage): the intent returns to open for another card, or becomes declined after ' +
-          'PAYMENTS_MAX_ATTEMPTS failures. The card number is never stored: only brand and last4.',
+          'PAYMENTS_MAX_ATTEMPTS failures. The card number is never stored: only brand and last4. A wrong client ' +
+          'secret is 404 (also for an Idempotency-Key replay); 403 compliance_required or 400 limit_exceeded when ' +
+          'the merchant cannot take this payment now (nothing is recorded).',
         security: [],
         headers: IdempotencyHeaders,
         params: IntentParams,
@@ -553,8 +556,8 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
       const { clientSecret, card } = request.body.data.attributes;
       const checked = checkCard(card, deps.now(), '/data/attributes/card');
       const intentId = request.params.intentId;
-      const fresh = await payments.findFresh(intentId);
-      if (!fresh) throw new ApiError(404, 'payment_intent_not_found', 'No such payment intent.');
+      // The secret is checked before the idempotency record is consulted: a replay needs it too.
+      payments.assertClientSecret(await payments.findFresh(intentId), clientSecret);
       return post(
         request,
         reply,
@@ -566,7 +569,7 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
             body: { data: cardPaymentResource(payment), included: [payments.intentResource(intent)] },
           };
         },
-        { clientSecretLength: clientSecret.length, card: redactCard(card, checked) },
+        { card: redactCard(card, checked) },
       );
     },
   );
@@ -658,8 +661,8 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
       const principal = principalOf(request);
       const { card } = request.body.data.attributes;
       const checked = checkCard(card, deps.now(), '/data/attributes/card');
-      const session = await payments.getVoiceSession(principal, request.params.id);
-      await payments.findFresh(session.paymentIntentId);
+      // Reading the session expires its intent first when due (expiry on read), so the attempt sees `expired`.
+      await payments.getVoiceSession(principal, request.params.id);
       return post(
         request,
         reply,

@@ -64,7 +64,7 @@ export const CreateIntentBody = Type.Object(
         relationships: Type.Object(
           {
             customerParty: Type.Object({
-              data: Type.Object({ type: Type.Literal('party'), id: Type.String() }),
+              data: Type.Object({ type: Type.Literal('party'), id: idOf('pty') }),
             }),
           },
           { additionalProperties: false },

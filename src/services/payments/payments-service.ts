@@ -153,13 +153,17 @@ export class PaymentService {
   }
 
   /**
-   * A page of the caller's intents, newest first (`status` filters), with the total count.
+   * A page of the caller's intents, newest first (`status` filters), with the total count. Expiry on read: the
+   * caller's open intents past `expiresAt` are expired first, so `filter[status]` and `meta.page.total` already
+   * see them as `expired`.
+   * @param page `limit` rows (1-100) after `offset` rows.
    */
   async list(
     principal: Principal,
     page: { limit: number; offset: number },
     status?: IntentStatus,
   ): Promise<{ rows: IntentRow[]; total: number }> {
+    await this.expireDueOf(principal.partyId);
     const where = and(
       eq(paymentIntents.merchantPartyId, principal.partyId),
       status ? eq(paymentIntents.status, status) : undefined,
@@ -184,6 +188,28 @@ export class PaymentService {
       rows: status ? merged.filter((r) => r.status === status) : merged,
       total: totalRow?.n ?? 0,
     };
+  }
+
+  /** Expires the open intents of one merchant that are past `expiresAt` (expiry on read for lists). */
+  private async expireDueOf(merchantPartyId: string, batch = 500): Promise<void> {
+    const due = await this.db
+      .select({ id: paymentIntents.id })
+      .from(paymentIntents)
+      .where(
+        and(
+          eq(paymentIntents.merchantPartyId, merchantPartyId),
+          eq(paymentIntents.status, 'open'),
+          lte(paymentIntents.expiresAt, this.clock.now()),
+        ),
+      )
+      .limit(batch);
+    if (due.length === 0) return;
+    await this.db.transaction((tx) =>
+      this.expireLocked(
+        tx,
+        due.map((d) => d.id),
+      ),
+    );
   }
 
   /** Locks an intent of the caller inside `tx` (after expiry on read). @throws 404 `payment_intent_not_found`. */
@@ -279,20 +305,27 @@ export class PaymentService {
   // ---------------------------------------------------------------- paying
 
   /**
-   * Verifies a client secret for checkout: the intent id is the secret's prefix.
-   * @throws ApiError 404 `payment_intent_not_found` when the id or the secret is wrong (never telling which).
+   * Checks the payer's client secret against an intent (SHA-256, constant-time comparison). The payer route calls
+   * it before anything else, so that even an `Idempotency-Key` replay needs the secret.
+   * @param row the intent (or undefined when none has the id).
+   * @throws ApiError 404 `payment_intent_not_found` when the intent is missing or the secret is wrong (the same
+   *   answer for both, never telling which).
    */
-  private async lockBySecret(tx: Tx, intentId: string, clientSecret: string): Promise<IntentRow> {
-    const row = await this.lock(tx, intentId);
+  assertClientSecret(row: IntentRow | undefined, clientSecret: string): IntentRow {
     if (!row || !constantTimeEqual(hashApiKey(clientSecret), row.clientSecretHash)) throw intentNotFound();
     return row;
+  }
+
+  /** Locks an intent for checkout after checking its client secret. @throws as {@link assertClientSecret}. */
+  private async lockBySecret(tx: Tx, intentId: string, clientSecret: string): Promise<IntentRow> {
+    return this.assertClientSecret(await this.lock(tx, intentId), clientSecret);
   }
 
   /**
    * Pays an intent through its hosted checkout link (`channel` `link`), authenticated by the client secret.
    * Call {@link findFresh} first so an intent past `expiresAt` is already expired.
    * @throws ApiError 404, 409 `invalid_state` unless open (no new attempt after `expiresAt`), 403
-   *   `compliance_required`.
+   *   `compliance_required`, 400 `limit_exceeded` when the merchant's limit was lowered below the amount.
    */
   async payWithLink(
     tx: Tx,
@@ -305,8 +338,11 @@ export class PaymentService {
   }
 
   /**
-   * One payment attempt on a locked intent: checks state, expiry and compliance, asks the network, records the
-   * card payment (brand and last4 only) and moves intent, card payment and voice session through their machines.
+   * One payment attempt on a locked intent: checks state, expiry, compliance and the merchant's current
+   * per-transaction limit, asks the network, records the card payment (brand and last4 only) and moves intent, card
+   * payment and voice session through their machines.
+   * @throws ApiError 409 `invalid_state` (not open, expired, session not active), 403 `compliance_required`, 400
+   *   `limit_exceeded` (nothing is recorded); the payer (`link`) gets neither party ids nor the limit in the detail.
    */
   private async startPayment(
     tx: Tx,
@@ -321,14 +357,27 @@ export class PaymentService {
     }
     const processing = transition('paymentIntent', intent.status, 'attemptStarted');
     if (session) transition('voiceSession', session.status, 'paymentStarted');
+    let rows: Awaited<ReturnType<PartyService['assertCanProceed']>>;
     try {
-      await this.parties.assertCanProceed(tx, [intent.merchantPartyId, intent.customerPartyId]);
+      rows = await this.parties.assertCanProceed(tx, [intent.merchantPartyId, intent.customerPartyId]);
     } catch (error) {
       // The payer is not told which party is blocked or why: that is the merchant's business.
       if (channel === 'link' && error instanceof ApiError && error.code === 'compliance_required') {
         throw new ApiError(403, 'compliance_required', 'This merchant cannot take payments right now.');
       }
       throw error;
+    }
+    // The limit may have been lowered since the intent was created: it holds for every attempt too.
+    const limit = rows.find((r) => r.id === intent.merchantPartyId)?.perTransaction ?? null;
+    if (limit !== null && intent.amount > limit) {
+      throw new ApiError(
+        400,
+        'limit_exceeded',
+        channel === 'link'
+          ? 'This payment is above what the merchant accepts in one payment.'
+          : `The amount ${intent.amount} cents is above the per-transaction limit of ${limit} cents; replace the ` +
+              'line items or raise the limit.',
+      );
     }
     const outcome = await this.network.authorize(card, intent.amount);
     const payment: CardPaymentRow = {
@@ -522,13 +571,21 @@ export class PaymentService {
     return row;
   }
 
-  /** A voice session of the caller. @throws ApiError 404 `voice_session_not_found`. */
+  /**
+   * A voice session of the caller. Expiry on read: when the session is active and its intent is past `expiresAt`,
+   * the intent is expired first and the session is answered `ended` (`intent_expired`).
+   * @throws ApiError 404 `voice_session_not_found` (also for another merchant's session).
+   */
   async getVoiceSession(principal: Principal, id: string): Promise<VoiceSessionRow> {
-    const [row] = await this.db.select().from(voiceSessions).where(eq(voiceSessions.id, id)).limit(1);
+    const read = async () =>
+      (await this.db.select().from(voiceSessions).where(eq(voiceSessions.id, id)).limit(1))[0];
+    const row = await read();
     if (!row || row.merchantPartyId !== principal.partyId) {
       throw new ApiError(404, 'voice_session_not_found', 'No such voice session.');
     }
-    return row;
+    if (row.status !== 'active') return row;
+    const intent = await this.findFresh(row.paymentIntentId);
+    return intent?.status === 'expired' ? ((await read()) ?? row) : row;
   }
 
   /**

@@ -119,6 +119,47 @@ describe('money: tax per line, rounded half up, exact cents', () => {
     );
   });
 
+  test('invariants over many lines: subtotal + tax = total, sums without a second rounding, exact BigInt tax', () => {
+    // A fixed pseudo-random sequence (no flakiness): quantities, unit amounts, codes and both modes.
+    let seed = 12_345;
+    const next = (n: number) => {
+      seed = (seed * 48_271) % 2_147_483_647; // MINSTD: exact in doubles
+      return seed % n;
+    };
+    const codes = [...rates.keys(), null];
+    for (let round = 0; round < 300; round++) {
+      const mode = round % 2 === 0 ? 'exclusive' : 'inclusive';
+      const lines = Array.from({ length: 1 + next(5) }, (_, i) => ({
+        description: `line ${i}`,
+        quantity: 1 + next(20),
+        unitAmount: next(50_000),
+        taxCode: codes[next(codes.length)] ?? null,
+      }));
+      if (lines.every((l) => l.unitAmount === 0)) lines[0]!.unitAmount = 1;
+      const t = priceLineItems(lines, mode, rates);
+      let amount = 0;
+      let tax = 0;
+      t.lineItems.forEach((l, i) => {
+        const line = lines[i]!;
+        const gross = line.quantity * line.unitAmount;
+        const ppm = BigInt(line.taxCode === null ? 0 : rates.get(line.taxCode)!);
+        // Half up of gross × rate (exclusive) or gross × rate / (1 + rate) (inclusive), in exact integers.
+        const num = BigInt(gross) * ppm * 2n;
+        const den = (mode === 'exclusive' ? 1_000_000n : 1_000_000n + ppm) * 2n;
+        const expectedTax = Number((num + den / 2n) / den);
+        assert.equal(l.position, i);
+        assert.equal(l.taxAmount, expectedTax, JSON.stringify({ line, mode }));
+        assert.equal(l.subtotalAmount + l.taxAmount, l.totalAmount);
+        assert.equal(mode === 'exclusive' ? l.subtotalAmount : l.totalAmount, gross);
+        assert.ok(Number.isSafeInteger(l.totalAmount) && l.taxAmount >= 0 && l.subtotalAmount >= 0);
+        amount += l.totalAmount;
+        tax += l.taxAmount;
+      });
+      assert.equal(t.amount, amount);
+      assert.equal(t.taxAmount, tax);
+    }
+  });
+
   test('rates are parsed as exact parts per million; bad tables fail at start', () => {
     assert.equal(percentToPpm('8.875'), 88_750);
     assert.equal(percentToPpm('0'), 0);
@@ -136,6 +177,11 @@ describe('money: tax per line, rounded half up, exact cents', () => {
     assert.throws(() => parseTaxRates('a=abc'), ConfigError);
     assert.throws(() => parseTaxRates('=5'), ConfigError);
     assert.throws(() => readPaymentsConfig({ PAYMENTS_MAX_ATTEMPTS: '0' }), /PAYMENTS_MAX_ATTEMPTS/);
+    assert.throws(
+      () =>
+        readPaymentsConfig({ PAYMENTS_DEFAULT_EXPIRY_SECONDS: '7200', PAYMENTS_MAX_EXPIRY_SECONDS: '3600' }),
+      /PAYMENTS_DEFAULT_EXPIRY_SECONDS/,
+    );
     assert.equal(readPaymentsConfig({}).taxRates.get('txcd_99999999'), 88_750);
     assert.equal(readPaymentsConfig({ PAYMENTS_TAX_RATES: 'x=7' }).taxRates.get('txcd_99999999'), undefined);
   });

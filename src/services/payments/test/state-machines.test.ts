@@ -51,17 +51,18 @@ describe('state machines: the tables are the only transitions', () => {
 
 describe('compliance: display table and case transitions', () => {
   test('displayState, canProceed, title and message for each of the ten case statuses', () => {
-    const expected: Record<string, [string, boolean]> = {
-      MET: ['verified', true],
-      PENDING: ['underReview', false],
-      ADMIN_REVIEW: ['underReview', false],
-      UNSPECIFIED: ['inProgress', false],
-      NOT_READY: ['inProgress', false],
-      READY: ['inProgress', false],
-      DEPRECATED: ['inProgress', false],
-      ACTION_NEEDED: ['documentsRequired', false],
-      USER_ACTION: ['documentsRequired', false],
-      DENIED: ['rejected', false],
+    // The README "Compliance" table: displayState, canProceed, title, whether open requirements are due.
+    const expected: Record<string, [string, boolean, string, boolean]> = {
+      MET: ['verified', true, 'Verified', false],
+      PENDING: ['underReview', false, 'Under review', true],
+      ADMIN_REVIEW: ['underReview', false, 'Under review', true],
+      UNSPECIFIED: ['inProgress', false, 'Verification not started', true],
+      NOT_READY: ['inProgress', false, 'Verification in progress', true],
+      READY: ['inProgress', false, 'Ready to submit', false],
+      DEPRECATED: ['inProgress', false, 'Verification needs updating', true],
+      ACTION_NEEDED: ['documentsRequired', false, 'Documents required', true],
+      USER_ACTION: ['documentsRequired', false, 'Action required', true],
+      DENIED: ['rejected', false, 'Verification declined', false],
     };
     assert.deepEqual(Object.keys(expected).sort(), [...CASE_STATUSES].sort());
     const requirements = [{ id: 'req_1', key: 'bank_account', description: 'Bank account' }];
@@ -69,10 +70,12 @@ describe('compliance: display table and case transitions', () => {
       const a = partyComplianceAttributes({ programCode: 'P', caseStatus: status, requirements });
       assert.equal(a.displayState, expected[status]![0], status);
       assert.equal(a.canProceed, expected[status]![1], status);
-      assert.ok(a.title.length > 0 && a.message.length > 0);
+      assert.equal(a.title, expected[status]![2], status);
+      assert.ok(a.message.length > 0);
       assert.equal(a.caseStatus, status);
-      const due = DISPLAY_RULES[status].requirementsDue === 'all' ? ['bank_account'] : [];
-      assert.deepEqual(a.requirementsDue, due, status);
+      assert.equal(a.programCode, 'P');
+      assert.deepEqual(a.requirementsDue, expected[status]![3] ? ['bank_account'] : [], status);
+      assert.equal(DISPLAY_RULES[status].requirementsDue, expected[status]![3] ? 'all' : 'none');
     }
     assert.deepEqual(
       partyComplianceAttributes({ programCode: 'P', caseStatus: 'MET', requirements }).requirementsDue,
