@@ -52,6 +52,18 @@ export const BUSINESS_EVENT_TYPES: readonly string[] = [
   'lawsuits_and_legal_issues',
 ];
 
+/**
+ * An RFC 3339 timestamp with its offset (`Z` or `+hh:mm`). Without an offset `Date.parse` would read the server's
+ * local time, so such values are refused rather than guessed.
+ */
+export function isRfc3339(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!m || Number.isNaN(Date.parse(value))) return false;
+  // Date.parse rolls 2026-02-30 over into March; a calendar date must exist as written.
+  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return day.getUTCMonth() === Number(m[2]) - 1 && day.getUTCDate() === Number(m[3]);
+}
+
 /** Every prospect event name. */
 export const PROSPECT_EVENT_TYPES: readonly string[] = [
   'prospect_changed_role',

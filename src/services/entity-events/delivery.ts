@@ -7,7 +7,7 @@ import { prefixedHexId } from '../../platform/ids.ts';
 import type { JobQueue } from '../../platform/jobs.ts';
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
-import { type EntityType, isKnownEventType, sampleData, toV1Data } from './catalogue.ts';
+import { type EntityType, isKnownEventType, isRfc3339, sampleData, toV1Data } from './catalogue.ts';
 import { deliveries, deliveryAttempts, webhooks } from './db/schema.ts';
 import { invalidField, notFound } from './entity-events-errors.ts';
 import { DELIVER_TASK } from './events.ts';
@@ -23,7 +23,10 @@ export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 /** Default per-attempt timeout (NOTES.md: 15 s); `ENTITY_EVENTS_DELIVERY_TIMEOUT_MS` overrides it. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
-/** An `in_flight` delivery whose worker vanished is retried after this long. */
+/**
+ * An `in_flight` delivery whose worker vanished is retried after this long (at least twice the attempt timeout, so a
+ * slow attempt that is still running is never taken for a lost one).
+ */
 export const STALE_CLAIM_MS = 60_000;
 /** Longest `Retry-After` honoured (seconds); longer values are capped. */
 export const MAX_RETRY_AFTER_SECONDS = 36000;
@@ -51,6 +54,9 @@ export function parseRetryAfter(value: unknown, nowMs: number): number | undefin
   const raw = Array.isArray(value) ? value[0] : value;
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;
   if (/^\d+$/.test(raw.trim())) return Math.min(Number(raw.trim()), MAX_RETRY_AFTER_SECONDS);
+  // An HTTP date (RFC 9110: IMF-fixdate, or the obsolete RFC 850 / asctime forms) names a weekday; a bare number
+  // that is not delta-seconds ("-5", "1.5") is invalid, although Date.parse would read it as some year.
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /.test(raw.trim())) return undefined;
   const at = Date.parse(raw);
   if (Number.isNaN(at)) return undefined;
   return Math.min(Math.max(0, Math.ceil((at - nowMs) / 1000)), MAX_RETRY_AFTER_SECONDS);
@@ -83,6 +89,8 @@ interface ClaimedRow {
   enrollment_key: string;
   api_version: 'v1' | 'v2';
   enrollment_status: string | null;
+  enrollment_webhook_id: string | null;
+  still_covered: boolean | null;
   webhook_id: string;
   webhook_url: string;
   headers: string[];
@@ -121,7 +129,11 @@ export class DeliveryEngine {
     private readonly outbound: OutboundHttp,
     private readonly webhookService: WebhookService,
     private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
-  ) {}
+  ) {
+    this.staleClaimMs = Math.max(STALE_CLAIM_MS, 2 * timeoutMs);
+  }
+
+  private readonly staleClaimMs: number;
 
   /** Sends one signed POST of `body` to `hook`. Never throws for receiver or network failures. */
   async post(hook: DeliveryTarget, body: Buffer): Promise<AttemptOutcome> {
@@ -188,6 +200,10 @@ export class DeliveryEngine {
       select c.id, c.tenant_id, c.attempt_count, t.partner_id,
              ev.id as event_id, ev.entity_type, ev.entity_id, ev.event_name, ev.event_time, ev.data,
              en.id as enrollment_id, en.enrollment_key, en.api_version, en.status as enrollment_status,
+             en.webhook_id as enrollment_webhook_id,
+             (ev.event_name = any(en.event_types)
+               and exists (select 1 from entity_events.enrollment_entities ee
+                            where ee.enrollment_id = en.id and ee.entity_id = ev.entity_id)) as still_covered,
              w.id as webhook_id, w.webhook_url, w.headers, w.payload_format, w.status as webhook_status,
              w.deleted_at as webhook_deleted_at, w.secret_sealed
         from c
@@ -203,11 +219,15 @@ export class DeliveryEngine {
         ? 'enrollment deleted'
         : row.enrollment_status !== 'active'
           ? 'enrollment paused'
-          : row.webhook_deleted_at
-            ? 'webhook deleted'
-            : row.webhook_status !== 'active'
-              ? 'webhook disabled'
-              : undefined;
+          : row.api_version === 'v2' && row.enrollment_webhook_id !== row.webhook_id
+            ? 'enrollment re-pointed to another webhook'
+            : !row.still_covered
+              ? 'enrollment no longer covers this entity or event type'
+              : row.webhook_deleted_at
+                ? 'webhook deleted'
+                : row.webhook_status !== 'active'
+                  ? 'webhook disabled'
+                  : undefined;
     if (reason) {
       await this.db
         .update(deliveries)
@@ -261,12 +281,13 @@ export class DeliveryEngine {
         status = 'failed';
         error = 'receiver answered 410 Gone: webhook disabled';
       } else {
-        const delay =
-          outcome.retry_after_seconds !== undefined
-            ? outcome.retry_after_seconds * 1000
-            : retryDelayMs(attempt);
-        if (delay === undefined) status = 'failed';
+        // The attempt budget holds whatever the receiver says: `Retry-After` only moves the next attempt, so a
+        // receiver answering 429/503 with `Retry-After` forever still ends in `failed` after the 8th attempt.
+        const scheduled = retryDelayMs(attempt);
+        if (scheduled === undefined) status = 'failed';
         else {
+          const delay =
+            outcome.retry_after_seconds !== undefined ? outcome.retry_after_seconds * 1000 : scheduled;
           status = 'pending';
           next = new Date(now.getTime() + delay);
         }
@@ -327,7 +348,7 @@ export class DeliveryEngine {
       .where(
         and(
           eq(deliveries.status, 'in_flight'),
-          lt(deliveries.claimedAt, new Date(now.getTime() - STALE_CLAIM_MS)),
+          lt(deliveries.claimedAt, new Date(now.getTime() - this.staleClaimMs)),
         ),
       );
     const due = await this.db
@@ -403,7 +424,8 @@ export class DeliveryEngine {
   /**
    * Replays a `failed` or `cancelled` delivery: it becomes `pending`, due now, with a fresh attempt budget (the
    * attempt log is kept and continues numbering).
-   * @throws ApiError 404; 409 `delivery_not_replayable` unless failed/cancelled; 422 `webhook_not_active`.
+   * @throws ApiError 404; 409 `delivery_not_replayable` unless failed/cancelled; 422 `webhook_not_active`, or
+   *   `enrollment_not_active` when its enrollment was deleted, paused, re-pointed or no longer covers the event.
    */
   async replay(who: TenantPrincipal, webhookId: string, deliveryId: string) {
     const hook = await this.webhookService.getRow(who, webhookId);
@@ -432,6 +454,24 @@ export class DeliveryEngine {
           409,
           'delivery_not_replayable',
           `Delivery ${deliveryId} is ${current.status}; only failed or cancelled deliveries are replayed.`,
+        );
+      // Replaying never sends where an enrollment no longer points: its enrollment must still exist, be active,
+      // (v2) still name this webhook, and still cover the event's entity and type (the attempt-time checks).
+      const check = await tx.execute(sql`
+        select (en.status = 'active'
+                and (en.api_version = 'v1' or en.webhook_id = ${webhookId})
+                and ev.event_name = any(en.event_types)
+                and exists (select 1 from entity_events.enrollment_entities ee
+                             where ee.enrollment_id = en.id and ee.entity_id = ev.entity_id)) as targeted
+          from entity_events.enrollments en
+          join entity_events.events ev on ev.id = ${current.eventId}
+         where en.id = ${current.enrollmentId}`);
+      const stillTargeted = (check.rows[0] as { targeted?: boolean } | undefined)?.targeted === true;
+      if (!stillTargeted)
+        throw new ApiError(
+          422,
+          'enrollment_not_active',
+          `The enrollment of delivery ${deliveryId} was deleted, paused, re-pointed or narrowed; nothing to replay it for.`,
         );
       // A replay starts a fresh retry schedule (attemptCount 0); the log keeps numbering after the earlier attempts.
       const [updated] = await tx
@@ -474,7 +514,8 @@ export class DeliveryEngine {
       count = simulation.number_of_events;
       if (simulation.event_time !== undefined) {
         const t = Date.parse(simulation.event_time);
-        if (Number.isNaN(t)) throw invalidField('simulation/event_time', 'must be an RFC 3339 timestamp');
+        if (!isRfc3339(simulation.event_time))
+          throw invalidField('simulation/event_time', 'must be an RFC 3339 timestamp');
         eventTime = new Date(t);
       }
     }

@@ -84,7 +84,10 @@ export class EnrollmentService {
         'webhook_id_required',
         'webhook_id is required: enrollments bind to a webhook.',
       );
-    const [row] = await tx.select().from(webhooks).where(eq(webhooks.id, webhookId));
+    // FOR SHARE: a concurrent DELETE of this webhook (FOR UPDATE) either waits for this enrollment to commit and then
+    // sees it as active, or commits first and this read sees the webhook deleted; no active enrollment can end up on
+    // a deleted webhook.
+    const [row] = await tx.select().from(webhooks).where(eq(webhooks.id, webhookId)).for('share');
     if (!row || row.deletedAt) throw notFound('webhook', webhookId);
     if (row.legacy || row.tenantId !== who.tenantId)
       throw new ApiError(

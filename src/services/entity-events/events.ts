@@ -4,7 +4,7 @@ import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
-import { type EntityType, isKnownEventType, requiredDataFields } from './catalogue.ts';
+import { type EntityType, isKnownEventType, isRfc3339, requiredDataFields } from './catalogue.ts';
 import { events } from './db/schema.ts';
 import { checkEventTypes, checkIds } from './enrollments.ts';
 
@@ -109,12 +109,8 @@ function checkIngestItem(item: unknown, i: number, issues: FieldIssue[]): Ingest
     !isKnownEventType(entityType, o.event_name)
   )
     at('event_name', `is not a ${entityType} event type`);
-  if (
-    typeof o.event_time !== 'string' ||
-    Number.isNaN(Date.parse(o.event_time)) ||
-    !/^\d{4}-\d{2}-\d{2}T/.test(o.event_time)
-  )
-    at('event_time', 'must be an RFC 3339 timestamp');
+  if (typeof o.event_time !== 'string' || !isRfc3339(o.event_time))
+    at('event_time', 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)');
   if (!o.data || typeof o.data !== 'object' || Array.isArray(o.data)) at('data', 'must be an object');
   else if (typeof o.event_name === 'string') {
     const missing = requiredDataFields(o.event_name).filter(
@@ -219,8 +215,9 @@ export class EventStore {
 
 function parseTime(field: string, raw: string | undefined): Date | undefined {
   if (raw === undefined) return undefined;
-  const t = Date.parse(raw);
-  if (Number.isNaN(t) || !/^\d{4}-\d{2}-\d{2}/.test(raw))
-    throw new ValidationError([{ location: 'body', field, message: 'must be an RFC 3339 timestamp' }]);
-  return new Date(t);
+  if (!isRfc3339(raw))
+    throw new ValidationError([
+      { location: 'body', field, message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)' },
+    ]);
+  return new Date(Date.parse(raw));
 }

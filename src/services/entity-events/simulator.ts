@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
@@ -18,16 +19,28 @@ export interface EventSource {
 }
 
 const RATE_SETTING = 'simulator_events_per_minute';
+/** Service-clock instant (ms) up to which simulated events have been produced; shared by every instance. */
+const CURSOR_SETTING = 'simulator_cursor_ms';
+/** At most this many events per tick (and per `produce`). */
+const MAX_PER_TICK = 1000;
+/**
+ * Time owed from before this is forgotten: after every worker was stopped for an hour the simulator resumes at its
+ * rate instead of catching up with a burst.
+ */
+const MAX_BACKLOG_MS = 10_000;
 
 /**
  * The built-in simulator: picks random (entity, event type) pairs among active enrollments and stores an event with
  * realistic `data` for each, through the same ingest path as the operator API (so fan-out and delivery are the real
  * ones). Rate in events per minute: `ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE` at start, changeable at run time
  * through the operator API (stored in `settings`, shared by every instance); 0 stops it.
+ *
+ * How many events are due is computed from the service clock against a cursor row shared by every instance (locked
+ * while it moves), so several worker instances together produce the configured rate, not a multiple of it, and tests
+ * move the clock instead of waiting.
  */
 export class EntityEventSimulator implements EventSource {
   private timer: NodeJS.Timeout | undefined;
-  private carry = 0;
   private running = false;
 
   constructor(
@@ -45,34 +58,85 @@ export class EntityEventSimulator implements EventSource {
     return row ? Number(row.value) : this.defaultRatePerMinute;
   }
 
-  /** Sets the rate for every instance (events per minute, 0 stops). */
+  /** Sets the rate for every instance (events per minute, 0 stops); production restarts from now. */
   async setRate(perMinute: number): Promise<number> {
-    await this.db
-      .insert(settings)
-      .values({ name: RATE_SETTING, value: perMinute })
-      .onConflictDoUpdate({ target: settings.name, set: { value: perMinute } });
+    const now = this.clock.nowMs();
+    await this.db.transaction(async (tx) => {
+      for (const [name, value] of [
+        [RATE_SETTING, perMinute],
+        [CURSOR_SETTING, now],
+      ] as const)
+        await tx
+          .insert(settings)
+          .values({ name, value })
+          .onConflictDoUpdate({ target: settings.name, set: { value } });
+    });
     return perMinute;
   }
 
+  /**
+   * Claims the events due by the service clock since the shared cursor (rate x elapsed time, whole events only; the
+   * fraction stays for the next tick) and moves the cursor, under a row lock so two instances never claim the same
+   * interval. @returns how many events to produce now.
+   */
+  private async claimDue(perMinute: number): Promise<number> {
+    const now = this.clock.nowMs();
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(settings).where(eq(settings.name, CURSOR_SETTING)).for('update');
+      const cursor = row ? Number(row.value) : Number.NaN;
+      const save = (value: number) =>
+        tx
+          .insert(settings)
+          .values({ name: CURSOR_SETTING, value })
+          .onConflictDoUpdate({ target: settings.name, set: { value } });
+      if (!Number.isFinite(cursor) || cursor > now || perMinute <= 0) {
+        await save(now);
+        return 0;
+      }
+      const from = Math.max(cursor, now - MAX_BACKLOG_MS);
+      const due = Math.floor(((now - from) * perMinute) / 60_000);
+      if (due < 1) {
+        if (from !== cursor) await save(from);
+        return 0;
+      }
+      if (due > MAX_PER_TICK) {
+        await save(now);
+        return MAX_PER_TICK;
+      }
+      await save(from + (due * 60_000) / perMinute);
+      return due;
+    });
+  }
+
+  /**
+   * Stores `count` events (at most 1,000) for random enrolled (entity, event type) pairs. With fewer enrolled entities
+   * than `count`, entities get several events, so the configured rate holds however few entities are enrolled.
+   * @returns how many were stored (0 when nothing is enrolled).
+   */
   async produce(count: number): Promise<number> {
-    if (count <= 0) return 0;
+    const n = Math.min(Math.floor(count), MAX_PER_TICK);
+    if (n <= 0) return 0;
     const picks = await this.db.execute(sql`
-      select e.entity_type, ee.entity_id, e.event_types[1 + floor(random() * cardinality(e.event_types))::int] as event_name
+      select e.entity_type, ee.entity_id, e.event_types
       from entity_events.enrollments e
       join entity_events.enrollment_entities ee on ee.enrollment_id = e.id
       where e.status = 'active'
       order by random()
-      limit ${count}`);
-    const rows = picks.rows as { entity_type: EntityType; entity_id: string; event_name: string }[];
+      limit ${n}`);
+    const rows = picks.rows as { entity_type: EntityType; entity_id: string; event_types: string[] }[];
     if (rows.length === 0) return 0;
     const now = this.clock.now();
-    const batch: IngestEvent[] = rows.map((r) => ({
-      entity_type: r.entity_type,
-      entity_id: r.entity_id,
-      event_name: r.event_name,
-      event_time: now.toISOString(),
-      data: sampleData(r.event_name, now),
-    }));
+    const batch: IngestEvent[] = Array.from({ length: n }, (_, i) => {
+      const r = rows[i % rows.length]!;
+      const eventName = r.event_types[randomInt(r.event_types.length)]!;
+      return {
+        entity_type: r.entity_type,
+        entity_id: r.entity_id,
+        event_name: eventName,
+        event_time: now.toISOString(),
+        data: sampleData(eventName, now),
+      };
+    });
     const result = await this.store.ingest(batch, 'simulator');
     return result.events.length;
   }
@@ -92,16 +156,12 @@ export class EntityEventSimulator implements EventSource {
   }
 
   /**
-   * One timer tick: adds `rate * tickMs / 60,000` events to a running fraction and produces the whole part.
+   * One timer tick: produces the events due by the service clock since the shared cursor (see {@link claimDue}).
    * @returns how many events were stored.
    */
   async tick(): Promise<number> {
-    const perMinute = await this.rate();
-    this.carry += (perMinute * this.tickMs) / 60_000;
-    const n = Math.floor(this.carry);
-    if (n < 1) return 0;
-    this.carry -= n;
-    return this.produce(Math.min(n, 1000));
+    const n = await this.claimDue(await this.rate());
+    return n > 0 ? this.produce(n) : 0;
   }
 
   async stop(): Promise<void> {

@@ -299,7 +299,13 @@ export class WebhookService {
   ): Promise<{ webhook_id: string; affected_enrollment_ids: string[] }> {
     return this.db.transaction(async (tx) => {
       await this.getOwned(who, id, tx);
-      await tx.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.id, id)).for('update');
+      // Locks the row (enrollment writes hold FOR SHARE on it) and re-reads it: a concurrent delete may have won.
+      const [locked] = await tx
+        .select({ deletedAt: webhooks.deletedAt })
+        .from(webhooks)
+        .where(eq(webhooks.id, id))
+        .for('update');
+      if (!locked || locked.deletedAt) throw notFound('webhook', id);
       const active = await tx
         .select({ id: enrollments.id })
         .from(enrollments)

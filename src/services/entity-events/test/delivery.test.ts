@@ -2,10 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
 import { createLogger } from '../../../platform/logger.ts';
+import { OutboundHttp } from '../../../platform/outbound-http.ts';
 import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
+import { DeliveryEngine } from '../delivery.ts';
 import { EventStore } from '../events.ts';
 import { entityEventsService } from '../index.ts';
 import { EntityEventSimulator } from '../simulator.ts';
+import { TenantDirectory } from '../tenants.ts';
+import { WebhookService } from '../webhooks.ts';
 import { type PythonReceiver, type Received, startPythonReceiver } from './support/receiver.ts';
 
 /**
@@ -315,6 +319,149 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     assert.equal(Date.parse(d.next_attempt_at), t0 + 120_000);
   });
 
+  test('Retry-After on 429 moves each attempt but never extends the 8-attempt budget', async () => {
+    const w = await hook(keyA, '/busy');
+    await receiver.behavior('/busy', 429, 60);
+    await enroll(keyA, w.webhook_id, ['busyco'], ['new_funding_round']);
+    // 7 x 60 s of service time stays inside the receiver's 300-second window (it checks against its wall clock).
+    clock.set(Date.now() - 210_000);
+    await ingest('busyco');
+    await platform.runDueJobs();
+    for (let i = 1; i < 8; i++) {
+      const d = await deliveryOf(keyA, w.webhook_id);
+      assert.equal(d.status, 'pending', `after attempt ${i}`);
+      const last = d.attempts[d.attempts.length - 1];
+      assert.equal(last.status_code, 429);
+      assert.equal(
+        Date.parse(d.next_attempt_at) - Date.parse(last.attempted_at),
+        60_000,
+        'exactly Retry-After',
+      );
+      clock.set(Date.parse(d.next_attempt_at));
+      await sweepAndRun();
+    }
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.attempts.length, 8);
+    assert.equal(d.status, 'failed', 'Retry-After on the last attempt does not buy a ninth');
+    assert.equal(d.next_attempt_at, null);
+    assert.equal(d.attempts[7].next_attempt_at, null);
+  });
+
+  test('a 3xx answer is a failure and its redirect is not followed', async () => {
+    const w = await hook(keyA, '/moved');
+    await receiver.behavior('/moved', 302);
+    await enroll(keyA, w.webhook_id, ['movedco'], ['new_funding_round']);
+    await ingest('movedco');
+    await platform.runDueJobs();
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'pending');
+    assert.equal(d.attempts[0].status_code, 302);
+    assert.match(d.attempts[0].error, /302/);
+    assert.equal(onPath(await receiver.received(), '/moved').length, 1);
+  });
+
+  test('re-pointing or narrowing an enrollment cancels its pending retries to the old target; replay is refused', async () => {
+    const old = await hook(keyA, '/old');
+    const fresh = await hook(keyA, '/fresh');
+    await receiver.behavior('/old', 500);
+    const e = await enroll(keyA, old.webhook_id, ['moveco', 'dropco'], ['new_funding_round']);
+    await ingest('moveco');
+    await platform.runDueJobs();
+    assert.equal((await deliveryOf(keyA, old.webhook_id)).status, 'pending');
+    const url = `/v2/businesses/events/enrollments/${e.enrollment_id}`;
+    assert.equal((await call('PATCH', url, keyA, { webhook_id: fresh.webhook_id })).statusCode, 200);
+    clock.advance(10_000);
+    await sweepAndRun();
+    const d = await deliveryOf(keyA, old.webhook_id);
+    assert.equal(d.status, 'cancelled');
+    assert.equal(d.last_error, 'enrollment re-pointed to another webhook');
+    assert.equal(onPath(await receiver.received(), '/old').length, 1, 'the old webhook gets no retry');
+    const replay = await call(
+      'POST',
+      `/v2/webhooks/${old.webhook_id}/deliveries/${d.delivery_id}/replay`,
+      keyA,
+    );
+    assert.equal(replay.statusCode, 422);
+    assert.equal(replay.json().error.code, 'enrollment_not_active');
+
+    await receiver.behavior('/fresh', 500);
+    await ingest('dropco');
+    await platform.runDueJobs();
+    assert.equal(
+      (await deliveryOf(keyA, fresh.webhook_id)).status,
+      'pending',
+      'new events go to the new webhook',
+    );
+    await call('PATCH', url, keyA, { remove_business_ids: ['dropco'] });
+    clock.advance(10_000);
+    await sweepAndRun();
+    const dropped = await deliveryOf(keyA, fresh.webhook_id);
+    assert.equal(dropped.status, 'cancelled');
+    assert.equal(dropped.last_error, 'enrollment no longer covers this entity or event type');
+    assert.equal(onPath(await receiver.received(), '/fresh').length, 1);
+    const replayDropped = await call(
+      'POST',
+      `/v2/webhooks/${fresh.webhook_id}/deliveries/${dropped.delivery_id}/replay`,
+      keyA,
+    );
+    assert.equal(replayDropped.statusCode, 422);
+    assert.equal(replayDropped.json().error.code, 'enrollment_not_active');
+    await call('PATCH', url, keyA, { add_business_ids: ['dropco'] });
+    await receiver.behavior('/fresh', 200);
+    const replayed = await call(
+      'POST',
+      `/v2/webhooks/${fresh.webhook_id}/deliveries/${dropped.delivery_id}/replay`,
+      keyA,
+    );
+    assert.equal(replayed.statusCode, 202, 'covered again: replayable');
+    await platform.runDueJobs();
+    assert.equal((await deliveryOf(keyA, fresh.webhook_id)).status, 'succeeded');
+  });
+
+  test('a paused enrollment re-pointed at an active webhook receives new events again', async () => {
+    const gone = await hook(keyA, '/gone-hook');
+    const e = await enroll(keyA, gone.webhook_id, ['pauseco'], ['new_funding_round']);
+    const del = await call('DELETE', `/v2/webhooks/${gone.webhook_id}?force=true`, keyA);
+    assert.deepEqual(del.json().affected_enrollment_ids, [e.enrollment_id]);
+    assert.equal((await ingest('pauseco')).deliveries_created, 0);
+    const next = await hook(keyA, '/back');
+    const repointed = await call('PATCH', `/v2/businesses/events/enrollments/${e.enrollment_id}`, keyA, {
+      webhook_id: next.webhook_id,
+    });
+    assert.equal(repointed.json().status, 'active');
+    const stored = await ingest('pauseco');
+    assert.equal(stored.deliveries_created, 1);
+    await platform.runDueJobs();
+    const [r] = await receiver.waitFor((l) => onPath(l, '/back').length >= 1);
+    assert.equal(r!.verified, true);
+    assert.equal(r!.payload!.enrollment_id, e.enrollment_id);
+    assert.equal(r!.payload!.event_id, stored.events[0]!.event_id);
+    assert.equal(onPath(await receiver.received(), '/gone-hook').length, 0);
+  });
+
+  test('without OUTBOUND_ALLOW_PRIVATE a loopback destination is refused by the SSRF guard (no request sent)', async () => {
+    const w = await hook(keyA, '/private');
+    const running = platform.booted.services.get('entity-events')!;
+    const guarded = new OutboundHttp({ allowPrivate: false });
+    const engine = new DeliveryEngine(
+      running.ctx.db,
+      clock,
+      running.ctx.jobs,
+      guarded,
+      new WebhookService(running.ctx.db, clock, running.ctx.secrets),
+      500,
+    );
+    try {
+      const principal = await new TenantDirectory(running.ctx.db, clock).authenticate(keyA);
+      const [outcome] = await engine.checkConnectivity(principal, w.webhook_id);
+      assert.equal(outcome!.success, false);
+      assert.match(outcome!.error ?? '', /^blocked_address/);
+      assert.equal(onPath(await receiver.received(), '/private').length, 0);
+    } finally {
+      await guarded.close();
+    }
+  });
+
   test('410 Gone disables the webhook and fails the delivery; nothing more is queued for it', async () => {
     const w = await hook(keyA, '/gone');
     await receiver.behavior('/gone', 410);
@@ -490,6 +637,7 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
       { event_name: 'new_product', number_of_events: 11 },
       { event_name: 'new_product', number_of_events: 0 },
       { event_name: 'no_such_event', number_of_events: 1 },
+      { event_name: 'new_product', number_of_events: 1, event_time: 'yesterday' },
     ]) {
       const bad = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA, { simulation });
       assert.equal(bad.statusCode, 400, JSON.stringify(simulation));
@@ -539,9 +687,14 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     await enroll(keyB, w.webhook_id, ['simco'], ['new_office']);
     const rate = await ops('PUT', '/_ops/simulator', { events_per_minute: 0 });
     assert.equal(rate.statusCode, 200);
-    const res = await ops('POST', '/_ops/simulator/produce', { count: 1000 });
+    // As many events as there are enrolled (enrollment, entity) pairs: each pair is picked once, simco included.
+    const { rows } = await platform.booted.database.pool.query(
+      `select count(*)::int as n from entity_events.enrollments e
+         join entity_events.enrollment_entities ee on ee.enrollment_id = e.id where e.status = 'active'`,
+    );
+    const res = await ops('POST', '/_ops/simulator/produce', { count: rows[0].n });
     assert.equal(res.statusCode, 200, res.body);
-    assert.ok(res.json().produced >= 1);
+    assert.equal(res.json().produced, rows[0].n);
     await platform.runDueJobs();
     const got = onPath(await receiver.waitFor((l) => onPath(l, '/sim').length >= 1), '/sim');
     assert.equal(got[0]!.payload!.business_id, 'simco');
@@ -549,23 +702,41 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     assert.ok((got[0]!.payload!.data as { location?: unknown }).location);
   });
 
-  test('the simulator timer produces events at the configured rate (events per minute, shared setting)', async () => {
+  test('the simulator produces the configured rate by the service clock, shared by every instance', async () => {
     const db = platform.booted.database.db;
-    const sim = new EntityEventSimulator(
-      db,
-      clock,
-      new EventStore(db, clock),
-      createLogger('silent'),
-      0,
-      1000,
+    const w = await hook(keyA, '/rate');
+    await enroll(
+      keyA,
+      w.webhook_id,
+      Array.from({ length: 30 }, (_, i) => `rate${i}`),
+      ['new_product'],
     );
-    assert.equal(await sim.rate(), 0, 'the PUT above stored 0');
-    assert.equal(await sim.tick(), 0);
-    await sim.setRate(30);
-    assert.equal(await sim.tick(), 0, '30 per minute = half an event per 1 s tick');
-    assert.equal(await sim.tick(), 1);
-    await sim.setRate(600);
-    assert.equal(await sim.tick(), 10);
-    await sim.setRate(0);
+    const instance = () =>
+      new EntityEventSimulator(db, clock, new EventStore(db, clock), createLogger('silent'), 0, 1000);
+    const [one, two] = [instance(), instance()];
+    assert.equal(await one.rate(), 0, 'the PUT above stored 0');
+    assert.equal(await one.tick(), 0);
+    await one.setRate(30);
+    assert.equal(await two.rate(), 30, 'the rate is shared');
+    clock.advance(1000);
+    assert.equal(await one.tick(), 0, '30 per minute = half an event per second');
+    clock.advance(1000);
+    assert.equal((await one.tick()) + (await two.tick()), 1, 'one event in two seconds, produced once');
+    assert.equal(await two.tick(), 0, 'no time passed: nothing more is due');
+    await two.setRate(600);
+    clock.advance(1000);
+    assert.equal(
+      (await one.tick()) + (await two.tick()),
+      10,
+      'two instances together make the rate, not twice it',
+    );
+    clock.advance(1500);
+    assert.equal(await two.tick(), 15);
+    await one.setRate(60);
+    clock.advance(3_600_000);
+    assert.equal(await one.tick(), 10, 'an hour with every worker stopped: only the last 10 s are owed');
+    await one.setRate(0);
+    clock.advance(60_000);
+    assert.equal((await one.tick()) + (await two.tick()), 0, 'rate 0 stops it');
   });
 });

@@ -79,6 +79,19 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.json().response_context.correlation_id, bad.headers['x-request-id']);
       assert.match(bad.json().error.message, /name/);
+      const missing = await call('GET', '/v2/webhooks/wh_00000000000000000000000000000000', keyA);
+      assert.equal(missing.statusCode, 404);
+      assert.equal(missing.json().response_context.request_status, 'failure');
+      const noOperator = await platform.app('entity-events').inject({ method: 'POST', url: '/_ops/events' });
+      assert.equal(noOperator.statusCode, 401);
+      assert.equal(noOperator.json().response_context.request_status, 'failure');
+      const okOps = await ops('GET', '/_ops/deliveries/stats');
+      assert.equal(okOps.json().response_context.request_status, 'success');
+      for (const res of [missing, noOperator, okOps]) {
+        const ctx = res.json().response_context;
+        assert.equal(ctx.correlation_id, res.headers['x-request-id']);
+        assert.ok(ctx.time_taken_in_seconds >= 0);
+      }
     });
   });
 
@@ -139,8 +152,18 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       assert.equal(again.json().error.code, 'webhook_name_taken');
       const other = await call('POST', '/v2/webhooks', keyB, { name: 'same', webhook_url: 'http://b.test' });
       assert.equal(other.statusCode, 201);
-      const renamed = await call('PATCH', `/v2/webhooks/${a.json().webhook_id}`, keyA, { name: 'hook-1' });
-      assert.ok([200, 409].includes(renamed.statusCode));
+      const b = await call('POST', '/v2/webhooks', keyA, { name: 'other', webhook_url: 'http://a.test' });
+      assert.equal(b.statusCode, 201);
+      const renamed = await call('PATCH', `/v2/webhooks/${b.json().webhook_id}`, keyA, { name: 'same' });
+      assert.equal(renamed.statusCode, 409, 'renaming onto a taken name is refused too');
+      assert.equal(renamed.json().error.code, 'webhook_name_taken');
+      assert.equal(renamed.json().response_context.request_status, 'failure');
+      const kept = await call('PATCH', `/v2/webhooks/${b.json().webhook_id}`, keyA, { name: 'other' });
+      assert.equal(kept.statusCode, 200, 'keeping its own name is not a clash');
+      // deleting frees the name
+      assert.equal((await call('DELETE', `/v2/webhooks/${a.json().webhook_id}`, keyA)).statusCode, 200);
+      const reused = await call('PATCH', `/v2/webhooks/${b.json().webhook_id}`, keyA, { name: 'same' });
+      assert.equal(reused.statusCode, 200, reused.body);
     });
 
     test('at most 10 webhooks per tenant: the 11th is 422; deleting one frees a slot', async () => {
@@ -213,6 +236,13 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
 
   describe('enrollments', () => {
     const ids = (n: number, p = 'b') => Array.from({ length: n }, (_, i) => `${p}${i}`);
+    /** A new tenant of the demo partner (which has a legacy webhook), so each test stays under the webhook cap. */
+    const freshKey = async () => {
+      const partnerId = platform.credentials('entity-events').partnerId;
+      const res = await ops('POST', '/_ops/tenants', { name: `T${++seq}`, partner_id: partnerId });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().api_key as string;
+    };
     before(async () => {
       // A second tenant of the demo partner (the demo tenant used up its 10 webhooks above).
       const partnerId = platform.credentials('entity-events').partnerId;
@@ -277,6 +307,96 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         webhook_id: 'wh_00000000000000000000000000000000',
       });
       assert.equal(unknown.statusCode, 404);
+    });
+
+    test('update follows the create rules: webhook_id unknown 404; foreign, disabled, legacy or null 422; ids capped', async () => {
+      const keyA = await freshKey();
+      const h = await hook(keyA);
+      const created = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'upd',
+        webhook_id: h.webhook_id,
+        event_types: ['new_product'],
+        business_ids: ['u1'],
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const url = `/v2/businesses/events/enrollments/${created.json().enrollment_id}`;
+      const theirs = await hook(keyB);
+      const disabled = await hook(keyA);
+      await call('PATCH', `/v2/webhooks/${disabled.webhook_id}`, keyA, { status: 'disabled' });
+      const legacy = (await call('GET', '/v1/webhooks', keyA)).json().webhook;
+      assert.ok(legacy, 'the partner registered a legacy webhook above');
+      const cases: [unknown, number, string][] = [
+        ['wh_00000000000000000000000000000000', 404, 'webhook_not_found'],
+        [theirs.webhook_id, 422, 'webhook_out_of_scope'],
+        [legacy.webhook_id, 422, 'webhook_out_of_scope'],
+        [disabled.webhook_id, 422, 'webhook_not_active'],
+        [null, 422, 'webhook_id_required'],
+      ];
+      for (const [webhookId, status, code] of cases) {
+        const res = await call('PATCH', url, keyA, { webhook_id: webhookId, enrollment_key: 'changed' });
+        assert.equal(res.statusCode, status, String(webhookId));
+        assert.equal(res.json().error.code, code);
+        assert.equal(res.json().response_context.request_status, 'failure');
+      }
+      const tooMany = await call('PATCH', url, keyA, { business_ids: ids(1001) });
+      assert.equal(tooMany.statusCode, 400);
+      assert.equal(tooMany.json().error.code, 'too_many_ids');
+      const tooManyAdded = await call('PATCH', url, keyA, { add_business_ids: ids(1001) });
+      assert.equal(tooManyAdded.json().error.code, 'too_many_ids');
+      const unknownType = await call('PATCH', url, keyA, { event_types: ['prospect_changed_role'] });
+      assert.equal(unknownType.json().error.code, 'unknown_event_type');
+      const unchanged = (await call('GET', url, keyA)).json();
+      assert.equal(unchanged.enrollment_key, 'upd', 'a refused update changes nothing');
+      assert.equal(unchanged.webhook_id, h.webhook_id);
+      assert.deepEqual(unchanged.business_ids, ['u1']);
+      assert.equal(
+        (await call('PATCH', url, keyB, { enrollment_key: 'stolen' })).statusCode,
+        404,
+        "another tenant's enrollment is not found",
+      );
+      assert.equal((await call('DELETE', url, keyB)).statusCode, 404);
+    });
+
+    test('a paused enrollment stays paused when re-pointed at a disabled webhook, and is refused', async () => {
+      const keyA = await freshKey();
+      const h = await hook(keyA);
+      const e = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'p',
+        webhook_id: h.webhook_id,
+        event_types: ['new_product'],
+        business_ids: ['p1'],
+      });
+      const url = `/v2/businesses/events/enrollments/${e.json().enrollment_id}`;
+      await call('DELETE', `/v2/webhooks/${h.webhook_id}?force=true`, keyA);
+      const disabled = await hook(keyA);
+      await call('PATCH', `/v2/webhooks/${disabled.webhook_id}`, keyA, { status: 'disabled' });
+      assert.equal((await call('PATCH', url, keyA, { webhook_id: disabled.webhook_id })).statusCode, 422);
+      const other = await call('PATCH', url, keyA, { enrollment_key: 'p2' });
+      assert.equal(other.json().status, 'paused', 'only re-pointing at an active webhook re-activates');
+      assert.equal(
+        (await call('PATCH', url, keyA, { webhook_id: h.webhook_id })).statusCode,
+        404,
+        'the deleted webhook is gone',
+      );
+    });
+
+    test('a webhook deleted while enrollments are created never ends up with an active enrollment', async () => {
+      const keyA = await freshKey();
+      for (let i = 0; i < 12; i++) {
+        const h = await hook(keyA);
+        const [enrolled, deleted] = await Promise.all([
+          call('POST', '/v2/businesses/events/enrollments', keyA, {
+            enrollment_key: 'race',
+            webhook_id: h.webhook_id,
+            event_types: ['new_product'],
+            business_ids: ['race'],
+          }),
+          call('DELETE', `/v2/webhooks/${h.webhook_id}`, keyA),
+        ]);
+        const outcome = `${enrolled.statusCode}/${deleted.statusCode}`;
+        assert.ok(['201/409', '404/200'].includes(outcome), outcome);
+        if (deleted.statusCode === 409) await call('DELETE', `/v2/webhooks/${h.webhook_id}?force=true`, keyA);
+      }
     });
 
     test('event types are checked against the catalogue of the entity type', async () => {
@@ -438,6 +558,37 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       assert.deepEqual(fields, ['events/1/event_name', 'events/2/data']);
       const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['atomic-1'] });
       assert.equal(fetched.json().events.length, 0);
+    });
+
+    test('times must be RFC 3339 with an offset (no server-local guessing, no rolled-over dates)', async () => {
+      for (const event_time of ['2026-05-01T10:00:00', '2026-05-01', '2026-02-30T10:00:00Z', 'May 1 2026']) {
+        const res = await ops('POST', '/_ops/events', {
+          events: [ev('tz-1', 'new_product', event_time, { product_name: 'p' })],
+        });
+        assert.equal(res.statusCode, 400, event_time);
+        assert.equal(res.json().error.details.issues[0].field, 'events/0/event_time');
+      }
+      const ok = await ops('POST', '/_ops/events', {
+        events: [ev('tz-1', 'new_product', '2026-05-01T12:00:00+02:00', { product_name: 'p' })],
+      });
+      assert.equal(ok.statusCode, 201, ok.body);
+      assert.equal(ok.json().events[0].event_time, '2026-05-01T10:00:00.000Z');
+      for (const from of ['2026-05-01T00:00:00', 'yesterday']) {
+        const res = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['tz-1'], from });
+        assert.equal(res.statusCode, 400, from);
+      }
+      const ranged = await call('POST', '/v2/businesses/events', keyA, {
+        business_ids: ['tz-1'],
+        from: '2026-05-01T11:59:59+02:00',
+        to: '2026-05-01T10:00:00Z',
+      });
+      assert.equal(ranged.json().events.length, 1, 'offsets are honoured; bounds are inclusive');
+      const inverted = await call('POST', '/v2/businesses/events', keyA, {
+        business_ids: ['tz-1'],
+        from: '2026-05-02T00:00:00Z',
+        to: '2026-05-01T00:00:00Z',
+      });
+      assert.equal(inverted.statusCode, 400);
     });
 
     test('a batch above 1,000 events is refused as a whole', async () => {

@@ -136,4 +136,16 @@ test('deliveries survive a worker restart and a lost in-flight job (at-least-onc
     `select status, count(*)::int as n from entity_events.deliveries group by 1`,
   );
   assert.deepEqual(rows, [{ status: 'succeeded', n: 40 }]);
+  // No duplication beyond at-least-once: a graceful stop finishes its jobs and a re-queued job finds its delivery
+  // already claimed, so only the delivery lost in flight may (in real life) reach the receiver twice.
+  const victimEvent = (
+    await pool.query('select event_id from entity_events.deliveries where id = $1', [victimId])
+  ).rows[0].event_id as string;
+  const perEvent = new Map<string, number>();
+  for (const r of await receiver.received()) {
+    const id = r.payload?.event_id as string;
+    perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
+  }
+  const duplicated = [...perEvent].filter(([id, n]) => n > 1 && id !== victimEvent);
+  assert.deepEqual(duplicated, [], 'no event but the lost one is delivered twice');
 });
