@@ -127,6 +127,14 @@ export class ChangeFeed {
     this.pump();
   }
 
+  /**
+   * The id up to which changes were handed to listeners: a listener added now receives every change after it, so it
+   * is the delta cursor of a new WebSocket subscriber (`hello.delta_last_id`).
+   */
+  get deliveredUpTo(): number {
+    return this.lastDelivered;
+  }
+
   /** Adds a listener of committed changes; returns the remover. */
   subscribe(listener: ChangeListener): () => void {
     this.listeners.add(listener);

@@ -13,6 +13,8 @@ export interface TickResult {
   /** Rows appended to the change log. */
   changes: number;
   lastId: number;
+  /** True when anything an answer shows changed (see `WriteResult.touched`). */
+  touched: boolean;
 }
 
 /**
@@ -52,9 +54,9 @@ export class FeedSimulator {
     );
     const done = new Set((finished.rows as { event_id: string }[]).map((r) => r.event_id));
     const updates = games.filter((_, i) => !done.has(ids[i]!)).map((g) => eventStateAt(this.seed, g, now));
-    if (updates.length === 0) return { events: 0, changes: 0, lastId: 0 };
+    if (updates.length === 0) return { events: 0, changes: 0, lastId: 0, touched: false };
     const result = await this.db.transaction((tx) => writeEvents(tx, updates, now));
-    if (result.lastId > 0) this.feed.committed(result.lastId);
+    if (result.touched) this.feed.committed(result.lastId);
     if (result.changes > 0) this.logger.debug({ changes: result.changes }, 'simulator tick');
     return result;
   }

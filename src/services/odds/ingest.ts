@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import type { FieldIssue } from '../../platform/errors.ts';
-import type { ChangeFeed } from './change-feed.ts';
+import { ChangeFeed } from './change-feed.ts';
 import { invalidFields } from './odds-errors.ts';
 import { type EventUpdate, type MarketInput, type WriteResult, writeEvents } from './odds-writer.ts';
 import {
@@ -80,6 +80,8 @@ export interface IngestEvent {
   }[];
 }
 
+/** The sport whose schedule may carry `game_number` and `game_type` (spec F: baseball; MLB is sport 3). */
+const BASEBALL_SPORT_ID = 3;
 const BOOK_IDS = new Set(SPORTSBOOKS.map((b) => b.id));
 const MARKET_IDS = new Set(MARKETS.map((m) => m.id));
 
@@ -108,6 +110,35 @@ export class IngestService {
       issue('events', `accepts at most ${MAX_INGEST_EVENTS} events per request`);
     const sportRows = await this.db.execute(sql`select id from odds.sports`);
     const sports = new Set((sportRows.rows as { id: number }[]).map((r) => r.id));
+    // A known team keeps its sport: `teams[].team_id` joins `/teams/{team_id}` and `participant.id`.
+    const askedTeams = [...new Set(events.flatMap((e) => e.teams.map((t) => t.team_id)))];
+    const teamSport = new Map<number, number>();
+    if (askedTeams.length > 0) {
+      const teamRows = await this.db.execute(
+        sql`select id, sport_id from odds.teams where id = any(${`{${askedTeams.join(',')}}`}::int[])`,
+      );
+      for (const r of teamRows.rows as { id: number; sport_id: number }[])
+        teamSport.set(Number(r.id), Number(r.sport_id));
+    }
+    const newTeamSport = new Map<number, number>();
+    // A known player keeps its sport too (`participant.id` of TYPE_PLAYER joins `/players/{player_id}`).
+    const askedPlayers = [
+      ...new Set(
+        events.flatMap((e) =>
+          (e.markets ?? []).flatMap((m) =>
+            m.participants.filter((p) => p.type === 'TYPE_PLAYER').map((p) => p.id),
+          ),
+        ),
+      ),
+    ];
+    const playerSport = new Map<number, number>();
+    if (askedPlayers.length > 0) {
+      const playerRows = await this.db.execute(
+        sql`select id, sport_id from odds.players where id = any(${`{${askedPlayers.join(',')}}`}::int[])`,
+      );
+      for (const r of playerRows.rows as { id: number; sport_id: number }[])
+        playerSport.set(Number(r.id), Number(r.sport_id));
+    }
     const seen = new Set<string>();
     const updates: EventUpdate[] = [];
     events.forEach((e, i) => {
@@ -123,14 +154,32 @@ export class IngestService {
       const home = e.teams.filter((t) => t.is_home && !t.is_away);
       if (e.teams.length !== 2 || away.length !== 1 || home.length !== 1)
         issue(`${at}/teams`, 'must hold exactly one away team and one home team');
+      if (away.length === 1 && home.length === 1 && away[0]!.team_id === home[0]!.team_id)
+        issue(`${at}/teams`, 'the away and home teams must differ');
+      e.teams.forEach((t, ti) => {
+        const known = teamSport.get(t.team_id) ?? newTeamSport.get(t.team_id);
+        if (known === undefined) newTeamSport.set(t.team_id, e.sport_id);
+        else if (known !== e.sport_id)
+          issue(
+            `${at}/teams/${ti}/team_id`,
+            `team ${t.team_id} belongs to sport ${known}, not ${e.sport_id}`,
+          );
+      });
       const status = e.score?.event_status ?? 'STATUS_SCHEDULED';
       if (!(EVENT_STATUSES as readonly string[]).includes(status))
         issue(`${at}/score/event_status`, `'${status}' is not a status`);
       const gameType = e.schedule?.game_type;
       if (gameType !== undefined && !['doubleheader', 'makeup', 'doubleheader_makeup'].includes(gameType))
         issue(`${at}/schedule/game_type`, 'must be doubleheader, makeup or doubleheader_makeup');
-      if (e.schedule?.game_number !== undefined && gameType === undefined)
+      const gameNumber = e.schedule?.game_number;
+      if (gameNumber !== undefined && gameType === undefined)
         issue(`${at}/schedule/game_number`, 'is only for doubleheaders and makeups (send game_type too)');
+      if (gameNumber !== undefined && gameNumber !== 1 && gameNumber !== 2)
+        issue(`${at}/schedule/game_number`, 'must be 1 or 2 (the game of a doubleheader)');
+      if (gameNumber === undefined && (gameType === 'doubleheader' || gameType === 'doubleheader_makeup'))
+        issue(`${at}/schedule/game_number`, `is required with game_type '${gameType}' (1 or 2)`);
+      if ((gameType !== undefined || gameNumber !== undefined) && e.sport_id !== BASEBALL_SPORT_ID)
+        issue(`${at}/schedule/game_type`, 'game_number and game_type are for baseball (sport 3) only');
       const teamIds = new Set(e.teams.map((t) => t.team_id));
       const markets: MarketInput[] = [];
       const marketKeys = new Set<string>();
@@ -148,6 +197,12 @@ export class IngestService {
             issue(`${pat}/type`, 'must be TYPE_TEAM, TYPE_PLAYER or TYPE_RESULT');
           if (p.type === 'TYPE_TEAM' && !teamIds.has(p.id))
             issue(`${pat}/id`, `team participant ${p.id} is not one of the event's teams`);
+          if (p.type === 'TYPE_PLAYER') {
+            const known = playerSport.get(p.id);
+            if (known === undefined) playerSport.set(p.id, e.sport_id);
+            else if (known !== e.sport_id)
+              issue(`${pat}/id`, `player ${p.id} belongs to sport ${known}, not ${e.sport_id}`);
+          }
           const pkey = `${p.type}:${p.id}`;
           if (participantKeys.has(pkey)) issue(pat, 'participant appears twice in this market');
           participantKeys.add(pkey);
@@ -214,13 +269,19 @@ export class IngestService {
     if (issues.length > 0) throw invalidFields(issues);
     const now = this.clock.now();
     const result = await this.db.transaction(async (tx) => {
+      let teamsChanged = false;
       for (const e of events) {
         for (const t of e.teams) {
-          await tx.execute(sql`
+          const team = await tx.execute(sql`
             insert into odds.teams (id, sport_id, name, mascot, abbreviation, record)
             values (${t.team_id}, ${e.sport_id}, ${t.name}, ${t.mascot ?? ''}, ${t.abbreviation ?? ''}, ${t.record ?? ''})
             on conflict (id) do update set name = excluded.name, mascot = excluded.mascot,
-              abbreviation = excluded.abbreviation, record = excluded.record`);
+              abbreviation = excluded.abbreviation, record = excluded.record
+            where (odds.teams.name, odds.teams.mascot, odds.teams.abbreviation, odds.teams.record)
+              is distinct from (excluded.name, excluded.mascot, excluded.abbreviation, excluded.record)
+            returning id`);
+          // Team names and records show in every answer of the team's events.
+          if (team.rows.length > 0) teamsChanged = true;
         }
         for (const m of e.markets ?? [])
           for (const p of m.participants)
@@ -229,9 +290,11 @@ export class IngestService {
                 insert into odds.players (id, sport_id, name) values (${p.id}, ${e.sport_id}, ${p.name})
                 on conflict (id) do update set name = excluded.name`);
       }
-      return writeEvents(tx, updates, now);
+      const written = await writeEvents(tx, updates, now);
+      if (teamsChanged && !written.touched) await ChangeFeed.notify(tx, written.lastId);
+      return { ...written, touched: written.touched || teamsChanged };
     });
-    if (result.lastId > 0) this.feed.committed(result.lastId);
+    if (result.touched) this.feed.committed(result.lastId);
     return result;
   }
 }

@@ -68,6 +68,12 @@ export type PriceSource = { kind: 'current' } | { kind: 'openers' } | { kind: 'c
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 
 /**
+ * A timestamptz column as ISO 8601 UTC text with milliseconds (`2026-11-23T09:00:00.000Z`, what `toISOString` gives),
+ * formatted by PostgreSQL: tens of thousands of prices are not parsed into `Date`s and printed again.
+ */
+const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * Read side of the odds service: builds `events[]` from the tables for the events endpoints (spec F, "Events"),
  * applying the shared query parameters. Every answer carries `delta_last_id`, read before the data so a client that
  * continues from it with the delta feed never misses a change (it may see one twice).
@@ -156,12 +162,11 @@ export class OddsReader {
         result = await this.db.execute(sql`
           select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
             l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, p.price,
-            p.is_main_line, p.updated_at, p.closed_at
+            p.is_main_line, ${isoText(sql`p.updated_at`)} as updated_at, ${isoText(sql`p.closed_at`)} as closed_at
           from odds.prices p
           join odds.lines l on l.id = p.line_id
           join odds.event_markets em on em.id = l.event_market_id
-          where ${sql.join(conditions, sql` and `)}
-          order by l.event_id, em.market_id, em.period_id, l.participant_type, l.participant_id, l.id, p.sportsbook_id`);
+          where ${sql.join(conditions, sql` and `)}`);
       } else {
         const first = source.kind === 'openers';
         const cutoff =
@@ -178,13 +183,12 @@ export class OddsReader {
             order by c.price_id, ${order})
           select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
             l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, s.price,
-            s.is_main_line, s.recorded_at as updated_at, null as closed_at
+            s.is_main_line, ${isoText(sql`s.recorded_at`)} as updated_at, null as closed_at
           from s
           join odds.prices p on p.id = s.price_id
           join odds.lines l on l.id = p.line_id
           join odds.event_markets em on em.id = l.event_market_id
-          where ${where} ${main}
-          order by l.event_id, em.market_id, em.period_id, l.participant_type, l.participant_id, l.id, p.sportsbook_id`);
+          where ${where} ${main}`);
       }
       assembleMarkets(result.rows as Record<string, unknown>[], byId);
     }
@@ -256,18 +260,24 @@ function toEvent(r: Record<string, unknown>): EventRecord {
   };
 }
 
-/** Nests sorted price rows into markets -> participants -> lines -> prices on their events. */
+const compareNumbers = (a: number, b: number) => a - b;
+
+/**
+ * Nests price rows (in any order: sorting tens of thousands of rows in PostgreSQL spills to disk, grouping here does
+ * not) into markets -> participants -> lines -> prices on their events, then orders each level as the API shows it:
+ * markets by `market_id`, `period_id`; participants by `type`, `id`; lines by `id`; prices by sportsbook id (object
+ * keys that are integers enumerate in ascending order).
+ */
 function assembleMarkets(rows: Record<string, unknown>[], byId: Map<string, EventRecord>): void {
-  let market: MarketRecord | undefined;
-  let marketKey = -1;
-  let participant: ParticipantRecord | undefined;
-  let participantKey = '';
-  let line: LineRecord | undefined;
+  const markets = new Map<number, { market: MarketRecord; participants: Map<string, ParticipantRecord> }>();
+  const lines = new Map<number, LineRecord>();
+  const touched = new Set<EventRecord>();
   for (const r of rows) {
     const emId = Number(r.em_id);
-    if (emId !== marketKey) {
+    let m = markets.get(emId);
+    if (!m) {
       const def = MARKET_BY_ID.get(Number(r.market_id));
-      market = {
+      const market: MarketRecord = {
         id: emId,
         market_id: Number(r.market_id),
         period_id: Number(r.period_id),
@@ -275,34 +285,47 @@ function assembleMarkets(rows: Record<string, unknown>[], byId: Map<string, Even
         market_description: def?.description ?? '',
         participants: [],
       };
-      byId.get(String(r.event_id))?.markets.push(market);
-      marketKey = emId;
-      participantKey = '';
+      m = { market, participants: new Map() };
+      markets.set(emId, m);
+      const event = byId.get(String(r.event_id));
+      if (event) {
+        event.markets.push(market);
+        touched.add(event);
+      }
     }
     const pKey = `${r.participant_type}:${r.participant_id}`;
-    if (pKey !== participantKey) {
+    let participant = m.participants.get(pKey);
+    if (!participant) {
       participant = {
         id: Number(r.participant_id),
         type: String(r.participant_type),
         name: String(r.participant_name),
         lines: [],
       };
-      market!.participants.push(participant);
-      participantKey = pKey;
-      line = undefined;
+      m.participants.set(pKey, participant);
+      m.market.participants.push(participant);
     }
     const lineId = Number(r.line_id);
-    if (!line || line.id !== lineId) {
+    let line = lines.get(lineId);
+    if (!line) {
       line = { id: lineId, value: String(r.value), prices: {} };
-      participant!.lines.push(line);
+      lines.set(lineId, line);
+      participant.lines.push(line);
     }
     const price: PriceRecord = {
       id: Number(r.price_id),
       price: Number(r.price),
       is_main_line: r.is_main_line as boolean,
-      updated_at: iso(r.updated_at),
+      updated_at: String(r.updated_at),
     };
-    if (r.closed_at) price.closed_at = iso(r.closed_at);
+    if (r.closed_at) price.closed_at = String(r.closed_at);
     line.prices[String(r.sportsbook_id)] = price;
+  }
+  for (const event of touched)
+    event.markets.sort((a, b) => a.market_id - b.market_id || a.period_id - b.period_id || a.id - b.id);
+  for (const { market } of markets.values()) {
+    market.participants.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : a.id - b.id));
+    for (const p of market.participants)
+      if (p.lines.length > 1) p.lines.sort((a, b) => compareNumbers(a.id, b.id));
   }
 }

@@ -28,7 +28,7 @@ import {
   TeamRecordSchema,
 } from './odds-schemas.ts';
 import { SPORTS } from './reference-data.ts';
-import { cacheKey, PreparedBody, ResponseCache } from './response-cache.ts';
+import { cacheKey, ENCODINGS, type Encoding, PreparedBody, ResponseCache } from './response-cache.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -97,16 +97,22 @@ export function accessHooks(app: ServiceApp, keys: OddsKeyService) {
  */
 export async function registerOddsRoutes(app: ServiceApp, deps: OddsRouteDeps) {
   const onRequest = accessHooks(app, deps.keys);
-  const cache = new ResponseCache<PreparedBody>();
+  const cache = new ResponseCache<PreparedBody>((body) => body.size);
   const json = (reply: FastifyReply, body: string) =>
     reply.type('application/json; charset=utf-8').send(body);
-  /** Sends a prepared answer, gzip-compressed when the client accepts gzip (`Vary: Accept-Encoding`). */
+  /**
+   * Sends a prepared answer in the coding the client prefers among br, gzip and identity (br first on a tie), each
+   * compressed once per answer (`Vary: Accept-Encoding`).
+   */
   const sendPrepared = async (request: FastifyRequest, reply: FastifyReply, prepared: PreparedBody) => {
     reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
     const accept = request.headers['accept-encoding'];
-    if (typeof accept === 'string' && negotiate(accept, ['gzip', 'identity']) === 'gzip')
-      return reply.header('content-encoding', 'gzip').send(await prepared.gzip());
-    return reply.send(prepared.identity);
+    const encoding =
+      typeof accept === 'string'
+        ? ((negotiate(accept, [...ENCODINGS]) as Encoding | null) ?? 'identity')
+        : 'identity';
+    if (encoding === 'identity') return reply.send(prepared.identity);
+    return reply.header('content-encoding', encoding).send(await prepared.encoded(encoding));
   };
   const principal = (request: FastifyRequest) => request.oddsPrincipal!;
 

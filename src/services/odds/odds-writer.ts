@@ -67,6 +67,12 @@ export interface WriteResult {
   events: number;
   changes: number;
   lastId: number;
+  /**
+   * True when anything an answer shows changed: a change-log row, or a field without one (game clock, status
+   * detail, venue, schedule, a participant's name). The commit notification is sent then, so every instance drops
+   * its cached answers; call {@link ChangeFeed.committed} after the commit.
+   */
+  touched: boolean;
 }
 
 interface ExistingPrice {
@@ -88,12 +94,13 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
   await lockChangeLog(tx);
   const changes: Record<string, unknown>[] = [];
   const ts = now.toISOString();
+  let touched = false;
   for (const { event, markets } of updates) {
     const before = await tx.execute(
       sql`select status, score_away, score_home from odds.events where event_id = ${event.eventId} for update`,
     );
     const prev = before.rows[0] as { status: string; score_away: number; score_home: number } | undefined;
-    await tx.execute(sql`
+    const written = await tx.execute(sql`
       insert into odds.events (event_id, event_uuid, sport_id, event_date, rotation_number_away, rotation_number_home,
         away_team_id, home_team_id, season_type, season_year, event_name, league_name, game_number, game_type, status,
         status_detail, score_away, score_home, score_away_by_period, score_home_by_period, winner_away, winner_home,
@@ -120,7 +127,13 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         simulation = coalesce(excluded.simulation, odds.events.simulation),
         updated_at = case when (odds.events.status, odds.events.score_away, odds.events.score_home, odds.events.game_clock)
           is distinct from (excluded.status, excluded.score_away, excluded.score_home, excluded.game_clock)
-          then excluded.updated_at else odds.events.updated_at end`);
+          then excluded.updated_at else odds.events.updated_at end
+      where (${sql.raw(EVENT_FIELDS.map((c) => `odds.events.${c}`).join(', '))})
+          is distinct from (${sql.raw(EVENT_FIELDS.map((c) => `excluded.${c}`).join(', '))})
+        or (excluded.simulation is not null and excluded.simulation is distinct from odds.events.simulation)
+      returning event_id`);
+    // A row comes back when the event was inserted or a field of it changed (a no-op update returns nothing).
+    if (written.rows.length > 0) touched = true;
     const statusChanged = !prev || prev.status !== event.status;
     const scoreChanged =
       !!prev && (prev.score_away !== event.scoreAway || prev.score_home !== event.scoreHome);
@@ -162,13 +175,15 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         for (const l of p.lines)
           lineRows.push({ em: emId, pid: p.id, ptype: p.type, pname: p.name, value: l.value });
     }
-    await tx.execute(sql`
+    const linesWritten = await tx.execute(sql`
       insert into odds.lines (event_market_id, event_id, participant_id, participant_type, participant_name, value)
       select l.em, ${event.eventId}, l.pid, l.ptype, l.pname, l.value
       from jsonb_to_recordset(${JSON.stringify(lineRows)}::jsonb) as l(em bigint, pid int, ptype text, pname text, value text)
       on conflict (event_market_id, participant_type, participant_id, value)
       do update set participant_name = excluded.participant_name
-      where odds.lines.participant_name <> excluded.participant_name`);
+      where odds.lines.participant_name <> excluded.participant_name
+      returning id`);
+    if (linesWritten.rows.length > 0) touched = true;
     const existing = await tx.execute(sql`
       select l.id as line_id, l.event_market_id, l.participant_id, l.participant_type, l.value,
         p.id as price_id, p.sportsbook_id, p.price, p.is_main_line, p.closed_at is not null as closed
@@ -323,7 +338,39 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         event_status text, score_away int, score_home int, recorded_at timestamptz)
       returning id`);
     for (const r of result.rows as { id: string }[]) lastId = Math.max(lastId, Number(r.id));
-    await ChangeFeed.notify(tx, lastId);
+    touched = true;
   }
-  return { events: updates.length, changes: changes.length, lastId };
+  if (touched) await ChangeFeed.notify(tx, lastId);
+  return { events: updates.length, changes: changes.length, lastId, touched };
 }
+
+/** The event columns an answer shows (any difference in them is a change of the cached answers). */
+const EVENT_FIELDS = [
+  'event_uuid',
+  'sport_id',
+  'event_date',
+  'rotation_number_away',
+  'rotation_number_home',
+  'away_team_id',
+  'home_team_id',
+  'season_type',
+  'season_year',
+  'event_name',
+  'league_name',
+  'game_number',
+  'game_type',
+  'status',
+  'status_detail',
+  'score_away',
+  'score_home',
+  'score_away_by_period',
+  'score_home_by_period',
+  'winner_away',
+  'winner_home',
+  'venue_name',
+  'venue_location',
+  'game_clock',
+  'display_clock',
+  'game_period',
+  'broadcast',
+] as const;

@@ -100,6 +100,8 @@ export async function registerStreamRoute(
       heartbeat.unref();
       send({
         type: 'hello',
+        // Every change after this id reaches this socket (read in the same tick as the subscription).
+        delta_last_id: deps.feed.deliveredUpTo,
         filters: {
           event_id: filter.eventIds ? [...filter.eventIds] : null,
           sport_id: filter.sportId,

@@ -154,6 +154,15 @@ test('changes committed elsewhere (another instance) reach subscribers through L
   await until(() => w2.messages.some((m) => m.type === 'status'), 'the remote status change');
   const status = w2.messages.find((m) => m.type === 'status')!.data;
   assert.deepEqual([status.event_status, status.score_away], ['STATUS_IN_PROGRESS', 3]);
+  // hello.delta_last_id is the socket's starting cursor: the delta feed from it holds what the socket received.
+  const hello = w2.messages.find((m) => m.type === 'hello')!;
+  assert.equal(typeof hello.delta_last_id, 'number');
+  assert.ok(status.id > hello.delta_last_id);
+  const delta = (await h.get(`/api/v2/markets/delta?last_id=${hello.delta_last_id}&event_id=w2`)).json();
+  assert.deepEqual(
+    delta.deltas.map((d: Json) => d.id),
+    w2.messages.filter((m) => m.type === 'status' || m.type === 'price').map((m) => m.data.id),
+  );
   // The cache of this instance was invalidated by the notification too.
   const ev = (await h.get('/api/v2/events/w2')).json();
   assert.equal(ev.events[0].score.event_status, 'STATUS_IN_PROGRESS');
