@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../src/platform/embedded-postgres.ts';
 import { createTestDatabase, type TestDatabase } from '../src/platform/testing.ts';
-import { servicePorts, startCli } from './support/cli.ts';
+import { postgresProcessesFor, servicePorts, startCli } from './support/cli.ts';
 
 /** `npm start` against an external PostgreSQL (DATABASE_URL): banner, credentials, restart, shutdown, bad starts. */
 describe('runtime: the api-suite command on DATABASE_URL', () => {
@@ -225,6 +226,98 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     const bad = startCli(['--role', 'nope'], env());
     assert.equal(await bad.exited(), 2);
     assert.match(bad.stderr(), /--role must be api, worker or all/);
+  });
+
+  /** True when something accepts a TCP connection on 127.0.0.1:`p`. */
+  const listening = (p: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = net.createConnection({ port: p, host: '127.0.0.1' });
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    });
+
+  test('SERVICES=coins --role api: only coins listens, on DATABASE_URL, with no embedded PostgreSQL', async () => {
+    const cli = startCli(['--role', 'api'], { ...env(), SERVICES: 'coins' });
+    await cli.waitFor('Press Ctrl-C');
+    try {
+      const banner = cli.stdout();
+      assert.ok(banner.includes('role: api'), banner);
+      assert.ok(banner.includes('database: DATABASE_URL'), banner);
+      assert.ok(!/embedded PostgreSQL/.test(banner));
+      assert.deepEqual(postgresProcessesFor(dataDir), [], 'no PostgreSQL started for this DATA_DIR');
+      assert.equal(await listening(port), true);
+      for (const [name, value] of Object.entries(ports)) {
+        if (name === 'COINS_PORT') continue;
+        assert.equal(await listening(Number(value)), false, `${name} is not served`);
+      }
+      const creds = JSON.parse(await fs.readFile(path.join(dataDir, 'credentials.json'), 'utf8'));
+      const res = await fetch(`http://127.0.0.1:${port}/api/v3/coins/list`, {
+        headers: { 'x-coin-demo-api-key': creds.coins.demoKey },
+      });
+      assert.equal(res.status, 200);
+    } finally {
+      cli.child.kill('SIGTERM');
+    }
+    assert.equal(await cli.exited(15_000), 0);
+  });
+
+  test('SIGTERM drains: a request already being received is answered before the process exits', async () => {
+    const cli = startCli([], { ...env(), SERVICES: 'coins', LOG_LEVEL: 'info' });
+    await cli.waitFor('Press Ctrl-C');
+    const token = (await fs.readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    const rest = JSON.stringify([
+      { id: 'drain-test-coin', symbol: 'dtc', name: 'Drain Test', platforms: {} },
+    ]);
+    let inFlight: http.ClientRequest | undefined;
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/_ops/coins/import',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(rest),
+            'x-request-id': 'drain-req-1',
+          },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => {
+            body += c.toString('utf8');
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      // The headers and the first byte go now; the rest only after the stop signal.
+      req.flushHeaders();
+      req.write(rest.slice(0, 1));
+      inFlight = req;
+    });
+    // A round trip on another connection: by its answer the server has read the first request's headers.
+    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+    cli.child.kill('SIGTERM');
+    // New connections are refused once the server closes; the in-flight request is not cut.
+    const deadline = Date.now() + 5_000;
+    while ((await listening(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await listening(port), false, 'no new connections after SIGTERM');
+    inFlight!.end(rest.slice(1));
+    const { status, body } = await answer;
+    assert.equal(status, 200, body);
+    assert.equal(await cli.exited(15_000), 0);
+    const line = cli
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.reqId === 'drain-req-1' && l.msg === 'request');
+    assert.equal(line?.statusCode, 200, 'the drained request is logged with its request id');
   });
 
   test('migrate applies migrations and exits', async () => {

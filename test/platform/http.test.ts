@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../src/platform/errors.ts';
@@ -238,5 +239,63 @@ describe('platform: createServiceApp (request ids, errors, probes, OpenAPI, oper
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
     });
     assert.equal(unknown.statusCode, 404);
+  });
+});
+
+describe('platform: request logs (one line per request, the request id on every line of a request)', () => {
+  test('handler lines, the error line and the request line all carry reqId; no internal message in the answer', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const app = await createServiceApp({
+      name: 'log-test',
+      title: 'Log test service',
+      version: '1.0.0',
+      description: 'test',
+      publicUrl: 'http://127.0.0.1:9999',
+      formatError: (error) => ({ body: { code: error.code, message: error.message } }),
+      operatorToken: OPERATOR_TOKEN,
+      logger: createLogger('info', sink),
+      ready: async () => true,
+    });
+    app.get('/work', async (request) => {
+      request.log.info({ step: 1 }, 'working');
+      return { ok: true };
+    });
+    app.get('/fail', async (request) => {
+      request.log.warn('about to fail');
+      throw new Error('secret internal detail');
+    });
+    await app.ready();
+    try {
+      const ok = await app.inject({ url: '/work', headers: { 'x-request-id': 'rid-ok-1' } });
+      assert.equal(ok.headers['x-request-id'], 'rid-ok-1');
+      const failed = await app.inject({ url: '/fail', headers: { 'x-request-id': 'rid-fail-1' } });
+      assert.equal(failed.statusCode, 500);
+      assert.ok(!failed.body.includes('secret internal detail'));
+      const generated = await app.inject({ url: '/work' });
+      const generatedId = generated.headers['x-request-id'] as string;
+      assert.match(generatedId, UUID);
+
+      const of = (id: string) => lines.filter((l) => l.reqId === id).map((l) => l.msg);
+      assert.deepEqual(of('rid-ok-1'), ['working', 'request']);
+      assert.deepEqual(of('rid-fail-1'), ['about to fail', 'request failed', 'request']);
+      assert.deepEqual(of(generatedId), ['working', 'request']);
+      // Every line logged while serving a request has its id: none is left without one.
+      const requestLines = lines.filter((l) =>
+        ['working', 'about to fail', 'request failed', 'request'].includes(l.msg as string),
+      );
+      assert.equal(requestLines.length, 7);
+      assert.ok(requestLines.every((l) => typeof l.reqId === 'string'));
+      const done = lines.find((l) => l.reqId === 'rid-ok-1' && l.msg === 'request')!;
+      assert.equal(done.statusCode, 200);
+      assert.equal(done.path, '/work');
+    } finally {
+      await app.close();
+    }
   });
 });
