@@ -114,7 +114,10 @@ export class CoinStore {
     });
   }
 
-  /** Every coin, ordered by id (the order CoinGecko lists). */
+  /**
+   * Every coin, ordered by id in byte order (the order CoinGecko lists: `collate "C"`, so an external PostgreSQL
+   * with a linguistic collation such as en_US.UTF-8 does not reorder hyphenated ids).
+   */
   async all(executor: Executor = this.db): Promise<CoinRow[]> {
     return executor
       .select({
@@ -125,7 +128,7 @@ export class CoinStore {
         status: coins.status,
       })
       .from(coins)
-      .orderBy(asc(coins.id));
+      .orderBy(sql`${coins.id} collate "C"`);
   }
 
   /** Counts by status. */

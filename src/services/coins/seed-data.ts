@@ -66,6 +66,7 @@ export const WELL_KNOWN_PLATFORMS: Record<string, Record<string, string>> = {
   },
   'polygon-bridged-wbtc-polygon-pos': { 'polygon-pos': '0x1bfd67037b42cf73acf2047067bd4f2c47d9bfd6' },
   'arbitrum-bridged-wbtc-arbitrum-one': { 'arbitrum-one': '0x2f2a2543b76a4166549f7aab2e75bef0aefc5b0f' },
+  'optimism-bridged-wbtc-optimism': { 'optimistic-ethereum': '0x68f180fcce6836688e9084f035309e29bf0a2095' },
   chainlink: {
     ethereum: '0x514910771af9ca656af840dff83e8264ecf986ca',
     'polygon-pos': '0x53e0bca35ec356bd5dddfebbd1fc0fd03fabad39',
@@ -135,6 +136,7 @@ export const CURRENT_COINS: Omit<CoinEntry, 'platforms'>[] = [
   { id: 'l2-standard-bridged-weth-base', symbol: 'weth', name: 'L2 Standard Bridged WETH (Base)' },
   { id: 'polygon-bridged-wbtc-polygon-pos', symbol: 'wbtc', name: 'Polygon Bridged WBTC (Polygon POS)' },
   { id: 'arbitrum-bridged-wbtc-arbitrum-one', symbol: 'wbtc', name: 'Arbitrum Bridged WBTC (Arbitrum One)' },
+  { id: 'optimism-bridged-wbtc-optimism', symbol: 'wbtc', name: 'Optimism Bridged WBTC (Optimism)' },
 ];
 
 /**

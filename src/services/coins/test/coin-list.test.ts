@@ -87,7 +87,7 @@ describe('coins: first-start data', () => {
     assert.deepEqual([...onPlatforms('link')].sort(), [...evm].sort());
     assert.deepEqual([...onPlatforms('uni')].sort(), [...evm].sort());
     assert.deepEqual([...onPlatforms('weth')].sort(), evm.filter((p) => p !== 'binance-smart-chain').sort());
-    for (const p of ['ethereum', 'polygon-pos', 'arbitrum-one', 'solana'])
+    for (const p of ['ethereum', 'polygon-pos', 'arbitrum-one', 'optimistic-ethereum', 'solana'])
       assert.ok(onPlatforms('wbtc').has(p), `wbtc on ${p}`);
     const usdt = new Set([...onPlatforms('usdt'), ...onPlatforms('bsc-usd')]);
     assert.deepEqual([...usdt].sort(), [...evm, 'solana'].sort());

@@ -282,6 +282,22 @@ describe('coins: /api/v3/coins/list', () => {
         if ((await list('', { 'x-coin-demo-api-key': key.key })).statusCode === 200) ok++;
       assert.equal(ok, 30);
     });
+
+    test('tier defaults: pro 500 per minute', async () => {
+      clock.set(START + 310 * MINUTE);
+      const key = await issueKey('pro');
+      assert.equal(key.tier, 'pro');
+      let ok = 0;
+      let limited: Awaited<ReturnType<typeof list>> | undefined;
+      for (let i = 0; i < 501; i++) {
+        const res = await list('', { 'x-coin-pro-api-key': key.key });
+        if (res.statusCode === 200) ok++;
+        else limited = res;
+      }
+      assert.equal(ok, 500);
+      assert.equal(limited?.statusCode, 429);
+      assert.equal(limited?.headers['retry-after'], '60');
+    });
   });
 
   describe('operator API', () => {
