@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
