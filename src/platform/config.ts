@@ -61,6 +61,26 @@ export function parsePort(name: string, raw: string): number {
   return port;
 }
 
+/**
+ * Reads the whole-number variable `name` of `env`: `fallback` when unset or blank, else a decimal integer within
+ * `min..max` (inclusive; no sign, no fraction, no exponent).
+ * @throws ConfigError `<name> must be an integer <min>-<max> (got "<raw>")`.
+ */
+export function integerVar(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer ${min}-${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
 /** Parses `true|false|1|0|yes|no` (case-insensitive). Throws {@link ConfigError} for anything else. */
 export function parseBoolean(name: string, raw: string): boolean {
   const v = raw.trim().toLowerCase();
@@ -177,10 +197,7 @@ export function loadConfig(
     throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
   }
 
-  const concurrencyRaw = get('WORKER_CONCURRENCY') ?? '8';
-  if (!/^\d+$/.test(concurrencyRaw) || Number(concurrencyRaw) < 1 || Number(concurrencyRaw) > 100) {
-    throw new ConfigError(`WORKER_CONCURRENCY must be an integer 1-100 (got "${concurrencyRaw}")`);
-  }
+  const workerConcurrency = integerVar(env, 'WORKER_CONCURRENCY', 8, 1, 100);
 
   const secretsKeyRaw = get('SECRETS_KEY');
 
@@ -200,7 +217,7 @@ export function loadConfig(
         ? false
         : parseBoolean('OUTBOUND_ALLOW_PRIVATE', get('OUTBOUND_ALLOW_PRIVATE')!),
     secretsKey: secretsKeyRaw === undefined ? undefined : parseKey('SECRETS_KEY', secretsKeyRaw),
-    workerConcurrency: Number(concurrencyRaw),
+    workerConcurrency,
     env,
   };
 }

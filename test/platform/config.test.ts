@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { loadConfig, parseBoolean, parseHttpUrl, parsePort } from '../../src/platform/config.ts';
+import { integerVar, loadConfig, parseBoolean, parseHttpUrl, parsePort } from '../../src/platform/config.ts';
 import { ConfigError } from '../../src/platform/errors.ts';
 
 const REGISTRY = [
@@ -100,6 +100,11 @@ describe('platform: config (loadConfig and its parsers)', () => {
     rejects({ WORKER_CONCURRENCY: '101' }, /WORKER_CONCURRENCY/);
     rejects({ WORKER_CONCURRENCY: '2.5' }, /WORKER_CONCURRENCY/);
     assert.equal(loadConfig({ WORKER_CONCURRENCY: '3' }, {}, REGISTRY).workerConcurrency, 3);
+    assert.equal(
+      loadConfig({ WORKER_CONCURRENCY: ' ' }, {}, REGISTRY).workerConcurrency,
+      8,
+      'blank means the default',
+    );
   });
 
   test('SECRETS_KEY: 32 bytes as hex or base64, anything else refused', () => {
@@ -124,5 +129,21 @@ describe('platform: config (loadConfig and its parsers)', () => {
     assert.throws(() => parseBoolean('MY_FLAG', 'on'), /MY_FLAG/);
     assert.equal(parseHttpUrl('U', 'http://a.b/c').href, 'http://a.b/c');
     assert.throws(() => parseHttpUrl('MY_URL', 'file:///etc/passwd'), ConfigError);
+  });
+});
+
+describe('platform config: integerVar (service settings)', () => {
+  test('unset or blank is the fallback; bounds are inclusive; anything but decimal digits is refused', () => {
+    assert.equal(integerVar({}, 'X_N', 7, 1, 10), 7);
+    assert.equal(integerVar({ X_N: '  ' }, 'X_N', 7, 1, 10), 7);
+    assert.equal(integerVar({ X_N: '1' }, 'X_N', 7, 1, 10), 1);
+    assert.equal(integerVar({ X_N: ' 10 ' }, 'X_N', 7, 1, 10), 10);
+    for (const bad of ['0', '11', '-1', '+5', '2.5', '1e1', '0x5', 'five'])
+      assert.throws(
+        () => integerVar({ X_N: bad }, 'X_N', 7, 1, 10),
+        (err: Error) =>
+          err instanceof ConfigError && err.message === `X_N must be an integer 1-10 (got "${bad}")`,
+        bad,
+      );
   });
 });

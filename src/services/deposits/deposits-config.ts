@@ -1,4 +1,5 @@
 import { isAddress } from 'viem';
+import { integerVar } from '../../platform/config.ts';
 import { ConfigError } from '../../platform/errors.ts';
 import type { VaultFactory } from './vault-address.ts';
 
@@ -24,21 +25,6 @@ export const DEFAULT_FACTORY: VaultFactory = {
   initCodeHash: '0x21c35dbe1b344a2488cf3321d6ce542f8e9f305544ff09e4993a62319a497c1f',
 };
 
-function intVar(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer ${min}-${max} (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
 /** Reads and checks the settings. @throws ConfigError naming the variable. */
 export function readDepositsConfig(env: Readonly<Record<string, string | undefined>>): DepositsConfig {
   const chainsRaw = env.DEPOSITS_SOURCE_CHAINS?.trim() || '1,10,137,8453,42161';
@@ -56,9 +42,9 @@ export function readDepositsConfig(env: Readonly<Record<string, string | undefin
     throw new ConfigError('DEPOSITS_VAULT_INIT_CODE_HASH must be 0x + 64 hex');
   return {
     sourceChains: sourceChains.map(Number),
-    quoteTtlSeconds: intVar(env, 'DEPOSITS_QUOTE_TTL_SECONDS', 1800, 60, 86_400),
+    quoteTtlSeconds: integerVar(env, 'DEPOSITS_QUOTE_TTL_SECONDS', 1800, 60, 86_400),
     factory: { address: address as `0x${string}`, initCodeHash: initCodeHash as `0x${string}` },
-    anonymousRateLimit: intVar(env, 'DEPOSITS_ANONYMOUS_RATE_LIMIT', 120, 1, 1_000_000),
-    keyRateLimit: intVar(env, 'DEPOSITS_KEY_RATE_LIMIT', 1200, 1, 1_000_000),
+    anonymousRateLimit: integerVar(env, 'DEPOSITS_ANONYMOUS_RATE_LIMIT', 120, 1, 1_000_000),
+    keyRateLimit: integerVar(env, 'DEPOSITS_KEY_RATE_LIMIT', 1200, 1, 1_000_000),
   };
 }
