@@ -145,6 +145,24 @@ export function assertCaseTransition(from: CaseStatus, to: CaseStatus): void {
   }
 }
 
+/**
+ * The case transition table as a Markdown table (`| from | allowed to |`, one row per status, in table order), for
+ * the description of `caseStatus` / `status` in `/openapi.json`.
+ */
+export function describeCaseTransitions(): string {
+  const rows = (Object.entries(CASE_TRANSITIONS) as [CaseStatus, readonly CaseStatus[]][]).map(
+    ([from, to]) => `| ${from} | ${to.join(', ')} |`,
+  );
+  return [
+    'Compliance case status. Operators move a case (POST /_ops/parties/{partyId}/compliance/case); any move ' +
+      'outside this table answers 409 invalid_state. Only MET can proceed (take part in payments).',
+    '',
+    '| from | allowed to |',
+    '| --- | --- |',
+    ...rows,
+  ].join('\n');
+}
+
 /** The attributes of `partyComplianceStatus` for a case. */
 export function partyComplianceAttributes(input: {
   programCode: string;

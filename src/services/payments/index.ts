@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import { CardFingerprinter } from './card-fingerprint.ts';
 import { SimulatedCardNetwork } from './card-network.ts';
 import { registerCheckoutRoutes } from './checkout-routes.ts';
 import { IdempotentRunner } from './idempotent-runner.ts';
@@ -72,6 +73,7 @@ export const paymentsService: ServiceDefinition = {
           payments,
           parties,
           runner,
+          cardFingerprints: new CardFingerprinter(ctx.db, ctx.secrets, () => ctx.clock.now()),
           now: () => ctx.clock.now(),
         });
         await registerCheckoutRoutes(app, { payments });

@@ -189,11 +189,16 @@ export class PartyService {
   }
 
   /**
-   * Revokes credential `id` of `partyId` (or of any party when `partyId` is undefined: operators).
-   * @throws ApiError 404 `credential_not_found`.
+   * Revokes credential `id` of `partyId` (or of any party when `partyId` is undefined: operators). A key already
+   * revoked keeps its first revocation time. Other instances drop the key from their cache when the transaction
+   * commits (NOTIFY).
+   * @param executor the caller's transaction (the route's idempotency record), or the pool (own transaction).
+   * @throws ApiError 404 `credential_not_found` (also for another party's credential).
    */
-  async revokeKey(id: number, partyId?: string): Promise<CredentialRecord> {
-    const result = await revokeApiKey(this.db, credentials, id, {
+  async revokeKey(id: number, partyId?: string, executor: Executor = this.db): Promise<CredentialRecord> {
+    // The platform helper opens a transaction on what it is given: inside the caller's transaction that is a
+    // savepoint, so the revocation commits (and notifies) with the caller's idempotency record.
+    const result = await revokeApiKey(executor as Db, credentials, id, {
       now: this.clock.now(),
       cache: this.cache as KeyCache<unknown>,
       extra: async (_tx, row) => {

@@ -1,3 +1,4 @@
+import { integerVar } from '../../platform/config.ts';
 import { ConfigError } from '../../platform/errors.ts';
 import { percentToPpm } from './money.ts';
 
@@ -28,21 +29,6 @@ export interface PaymentsConfig {
  */
 export const DEFAULT_TAX_RATES = 'txcd_99999999=8.875,txcd_10000000=6,txcd_20030000=4.5,txcd_00000000=0';
 
-function intVar(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer ${min}-${max} (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
 /** Parses a `code=percent,...` table. @throws ConfigError naming `PAYMENTS_TAX_RATES`. */
 export function parseTaxRates(raw: string): Map<string, number> {
   const rates = new Map<string, number>();
@@ -64,8 +50,8 @@ export function parseTaxRates(raw: string): Map<string, number> {
  * @throws ConfigError naming the variable (out of range, malformed tax table, default expiry above the maximum).
  */
 export function readPaymentsConfig(env: Readonly<Record<string, string | undefined>>): PaymentsConfig {
-  const defaultExpirySeconds = intVar(env, 'PAYMENTS_DEFAULT_EXPIRY_SECONDS', 86_400, 60, 2_592_000);
-  const maxExpirySeconds = intVar(env, 'PAYMENTS_MAX_EXPIRY_SECONDS', 2_592_000, 60, 31_536_000);
+  const defaultExpirySeconds = integerVar(env, 'PAYMENTS_DEFAULT_EXPIRY_SECONDS', 86_400, 60, 2_592_000);
+  const maxExpirySeconds = integerVar(env, 'PAYMENTS_MAX_EXPIRY_SECONDS', 2_592_000, 60, 31_536_000);
   if (defaultExpirySeconds > maxExpirySeconds) {
     throw new ConfigError(
       `PAYMENTS_DEFAULT_EXPIRY_SECONDS (${defaultExpirySeconds}) must not exceed PAYMENTS_MAX_EXPIRY_SECONDS (${maxExpirySeconds})`,
@@ -75,9 +61,9 @@ export function readPaymentsConfig(env: Readonly<Record<string, string | undefin
     taxRates: parseTaxRates(env.PAYMENTS_TAX_RATES?.trim() || DEFAULT_TAX_RATES),
     defaultExpirySeconds,
     maxExpirySeconds,
-    maxAttempts: intVar(env, 'PAYMENTS_MAX_ATTEMPTS', 3, 1, 100),
-    settleDelaySeconds: intVar(env, 'PAYMENTS_SIM_SETTLE_DELAY_SECONDS', 5, 0, 3600),
-    keyRateLimit: intVar(env, 'PAYMENTS_KEY_RATE_LIMIT', 6000, 1, 100_000_000),
-    payerRateLimit: intVar(env, 'PAYMENTS_PAYER_RATE_LIMIT', 30, 1, 100_000_000),
+    maxAttempts: integerVar(env, 'PAYMENTS_MAX_ATTEMPTS', 3, 1, 100),
+    settleDelaySeconds: integerVar(env, 'PAYMENTS_SIM_SETTLE_DELAY_SECONDS', 5, 0, 3600),
+    keyRateLimit: integerVar(env, 'PAYMENTS_KEY_RATE_LIMIT', 6000, 1, 100_000_000),
+    payerRateLimit: integerVar(env, 'PAYMENTS_PAYER_RATE_LIMIT', 30, 1, 100_000_000),
   };
 }

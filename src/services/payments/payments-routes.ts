@@ -2,13 +2,15 @@
  * Public routes of the payments service (HTTP layer only: parse, authenticate, call the domain, format).
  * Merchant routes take `Authorization: Bearer <API key | agent key>`; the payer route
  * `POST /v1/payment-intents/{intentId}/card-payments` is authenticated by the intent's client secret instead.
- * Every POST honours `Idempotency-Key`.
+ * Every POST honours `Idempotency-Key` (through {@link IdempotentRunner}; the operator routes in ops-routes.ts do
+ * not take it).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { ServiceApp } from '../../platform/http.ts';
-import { type CardInput, checkCard } from './card-network.ts';
+import type { CardFingerprinter } from './card-fingerprint.ts';
+import { type CheckedCard, checkCard } from './card-network.ts';
 import type { IdempotentRunner, OperationAnswer } from './idempotent-runner.ts';
 import {
   complianceResource,
@@ -62,11 +64,6 @@ const errors = {
   429: ErrorBody,
 };
 
-/** The card of a request with the number redacted (idempotency fingerprints never hold a card number). */
-function redactCard(card: CardInput, checked: { brand: string; last4: string }) {
-  return { brand: checked.brand, last4: checked.last4, expMonth: card.expMonth, expYear: card.expYear };
-}
-
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -79,12 +76,29 @@ export interface PaymentsRouteDeps {
   payments: PaymentService;
   parties: PartyService;
   runner: IdempotentRunner;
+  /** Keyed HMAC of card number and CVC for the idempotency fingerprints of the card routes. */
+  cardFingerprints: CardFingerprinter;
   now: () => Date;
 }
 
 /** Registers the public API. */
 export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRouteDeps) {
   const { payments, parties, runner } = deps;
+
+  /**
+   * What identifies the card of a card-route request for `Idempotency-Key`: brand, last4, expiry and a keyed
+   * HMAC-SHA256 of number and CVC (card-fingerprint.ts). Another card or CVC is another request (409); the number
+   * and the CVC themselves never reach the fingerprint record.
+   */
+  const cardFingerprintBody = async (checked: CheckedCard) => ({
+    card: {
+      brand: checked.brand,
+      last4: checked.last4,
+      expMonth: checked.expMonth,
+      expYear: checked.expYear,
+      numberAndCvcHmac: await deps.cardFingerprints.fingerprint(checked),
+    },
+  });
   app.addContentTypeParser(
     'application/vnd.api+json',
     { parseAs: 'string' },
@@ -374,8 +388,12 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
         operationId: 'revokeAgentKey',
         tags: ['credentials'],
         summary: 'Revoke one of the caller’s keys (API keys only)',
-        description: 'Naturally idempotent: revoking a revoked key answers 204 again.',
+        description:
+          'Revoking a revoked key answers 204 again. Takes Idempotency-Key like every POST: the same key on the ' +
+          'same path replays the 204 (X-Idempotency-Replayed: true); on another key id it is 409 ' +
+          'idempotency_key_reused.',
         security: bearer,
+        headers: IdempotencyHeaders,
         params: IdParams,
         response: { 204: { type: 'null' }, ...errors },
       },
@@ -385,8 +403,10 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
       const id = Number(request.params.id);
       if (!Number.isSafeInteger(id) || id < 1)
         throw new ApiError(404, 'credential_not_found', 'No such credential.');
-      await parties.revokeKey(id, principal.partyId);
-      return reply.code(204).send();
+      return post(request, reply, principal.partyId, async (tx) => {
+        await parties.revokeKey(id, principal.partyId, tx);
+        return { status: 204, body: null };
+      });
     },
   );
 
@@ -558,6 +578,7 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
       const intentId = request.params.intentId;
       // The secret is checked before the idempotency record is consulted: a replay needs it too.
       payments.assertClientSecret(await payments.findFresh(intentId), clientSecret);
+      const fingerprintBody = await cardFingerprintBody(checked);
       return post(
         request,
         reply,
@@ -569,7 +590,7 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
             body: { data: cardPaymentResource(payment), included: [payments.intentResource(intent)] },
           };
         },
-        { card: redactCard(card, checked) },
+        fingerprintBody,
       );
     },
   );
@@ -663,6 +684,7 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
       const checked = checkCard(card, deps.now(), '/data/attributes/card');
       // Reading the session expires its intent first when due (expiry on read), so the attempt sees `expired`.
       await payments.getVoiceSession(principal, request.params.id);
+      const fingerprintBody = await cardFingerprintBody(checked);
       return post(
         request,
         reply,
@@ -674,7 +696,7 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
             body: { data: cardPaymentResource(payment), included: [payments.intentResource(intent)] },
           };
         },
-        { card: redactCard(card, checked) },
+        fingerprintBody,
       );
     },
   );

@@ -1,8 +1,13 @@
 /** TypeBox schemas of the payments service: requests, JSON:API resources, errors (= its OpenAPI). */
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/schemas.ts';
-import { CASE_STATUSES, DISPLAY_STATES } from './compliance.ts';
-import { CARD_PAYMENT_STATUSES, INTENT_STATUSES, VOICE_SESSION_STATUSES } from './state-machines.ts';
+import { CASE_STATUSES, DISPLAY_STATES, describeCaseTransitions } from './compliance.ts';
+import {
+  CARD_PAYMENT_STATUSES,
+  describeTransitions,
+  INTENT_STATUSES,
+  VOICE_SESSION_STATUSES,
+} from './state-machines.ts';
 
 const Cents = (description: string) => Type.Integer({ description });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -100,7 +105,7 @@ export const IntentResource = Type.Object({
     description: Nullable(Type.String()),
     payUrl: Nullable(Type.String()),
     clientSecret: Nullable(Type.String()),
-    status: StringEnum(INTENT_STATUSES),
+    status: StringEnum(INTENT_STATUSES, { description: describeTransitions('paymentIntent') }),
     taxMode: StringEnum(['exclusive', 'inclusive'] as const),
     taxAmount: Cents('US cents'),
     lineItems: Type.Array(LineItem),
@@ -122,7 +127,7 @@ export const CardPaymentResource = Type.Object({
   attributes: Type.Object({
     amount: Cents('Attempted amount, US cents'),
     currency: Type.Literal('USD'),
-    status: StringEnum(CARD_PAYMENT_STATUSES),
+    status: StringEnum(CARD_PAYMENT_STATUSES, { description: describeTransitions('cardPayment') }),
     brand: Nullable(Type.String()),
     last4: Nullable(Type.String()),
     channel: StringEnum(['link', 'voice'] as const),
@@ -141,7 +146,7 @@ export const VoiceSessionResource = Type.Object({
   type: Type.Literal('voiceSession'),
   id: idOf('vos'),
   attributes: Type.Object({
-    status: StringEnum(VOICE_SESSION_STATUSES),
+    status: StringEnum(VOICE_SESSION_STATUSES, { description: describeTransitions('voiceSession') }),
     channel: Type.Literal('voice'),
     endedReason: Nullable(Type.String()),
     endedAt: Nullable(Timestamp),
@@ -244,7 +249,7 @@ export const ComplianceDocument = Type.Object({
     id: idOf('pty'),
     attributes: Type.Object({
       programCode: Type.String(),
-      caseStatus: StringEnum(CASE_STATUSES),
+      caseStatus: StringEnum(CASE_STATUSES, { description: describeCaseTransitions() }),
       displayState: StringEnum(DISPLAY_STATES),
       title: Type.String(),
       message: Type.String(),
@@ -261,7 +266,7 @@ export const ComplianceSessionDocument = Type.Object({
     attributes: Type.Object({
       programId: Type.String(),
       programVersionId: Type.String(),
-      status: StringEnum(CASE_STATUSES),
+      status: StringEnum(CASE_STATUSES, { description: describeCaseTransitions() }),
       requirements: Type.Array(
         Type.Object({ id: Type.String(), key: Type.String(), description: Type.String() }),
       ),

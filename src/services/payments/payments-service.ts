@@ -2,6 +2,9 @@
  * Payment intents, card payments and voice sessions (spec 001 section A). Every status change goes through
  * {@link transition} (state-machines.ts); money through money.ts; the card network through {@link CardNetwork}.
  * Methods that write take the caller's transaction (`tx`) so that the route can wrap them in an idempotency record.
+ *
+ * Lock order (no deadlock between two writers): card payment (settle job only), then the payment intent, then its
+ * voice sessions (by id). Every path that locks a voice session locks its intent first.
  */
 import { and, count, desc, eq, inArray, lte, ne } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
@@ -239,7 +242,8 @@ export class PaymentService {
     const status = transition('paymentIntent', row.status, 'replaceLineItems');
     const totals = priceLineItems(lines, row.taxMode, this.config.taxRates, '/data');
     const merchant = await this.parties.find(row.merchantPartyId, tx);
-    assertWithinLimit(merchant?.perTransaction ?? null, totals.amount);
+    // The replacement body is `{data:[lineItem…]}`: the limit error points at `/data`.
+    assertWithinLimit(merchant?.perTransaction ?? null, totals.amount, '/data');
     const [updated] = await tx
       .update(paymentIntents)
       .set({
@@ -285,9 +289,14 @@ export class PaymentService {
     });
   }
 
-  /** Expires the given intents that are still open and due (locks them). Returns how many changed. */
+  /** Expires the given intents that are still open and due (locks them, in id order). Returns how many changed. */
   private async expireLocked(tx: Tx, ids: string[]): Promise<number> {
-    const rows = await tx.select().from(paymentIntents).where(inArray(paymentIntents.id, ids)).for('update');
+    const rows = await tx
+      .select()
+      .from(paymentIntents)
+      .where(inArray(paymentIntents.id, ids))
+      .orderBy(paymentIntents.id)
+      .for('update');
     let changed = 0;
     for (const row of rows) {
       if (!this.isDue(row)) continue;
@@ -356,7 +365,8 @@ export class PaymentService {
       throw new ApiError(409, 'invalid_state', 'This payment intent has expired; no new payment can start.');
     }
     const processing = transition('paymentIntent', intent.status, 'attemptStarted');
-    if (session) transition('voiceSession', session.status, 'paymentStarted');
+    // Every attempt starts as a processing card payment: the session must be able to take that event (active).
+    if (session) transition('voiceSession', session.status, 'paymentProcessing');
     let rows: Awaited<ReturnType<PartyService['assertCanProceed']>>;
     try {
       rows = await this.parties.assertCanProceed(tx, [intent.merchantPartyId, intent.customerPartyId]);
@@ -468,7 +478,13 @@ export class PaymentService {
     };
   }
 
-  /** Voice sessions follow the payment: the paying session completes or stays active; a closed intent ends them. */
+  /**
+   * Voice sessions follow the payment (at the attempt, and again when the settle job answers): the paying session
+   * completes when its card is approved and stays active while the card is processing or after a decline that
+   * leaves the intent open; an intent that closed (completed, declined, expired) ends every active session with
+   * `intent_<status>`; a link payment that is processing ends them with `paid_by_link`. Locks the sessions after
+   * the intent (the caller holds the intent's lock).
+   */
   private async afterOutcome(
     tx: Tx,
     intent: IntentRow,
@@ -477,9 +493,18 @@ export class PaymentService {
   ): Promise<void> {
     const now = this.clock.now();
     if (sessionId) {
-      const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, sessionId));
+      const [session] = await tx
+        .select()
+        .from(voiceSessions)
+        .where(eq(voiceSessions.id, sessionId))
+        .for('update');
       if (session && session.status === 'active') {
-        const event = payment.status === 'failed' ? 'paymentFailed' : 'paymentStarted';
+        const event =
+          payment.status === 'failed'
+            ? 'paymentFailed'
+            : payment.status === 'succeeded'
+              ? 'paymentSucceeded'
+              : 'paymentProcessing';
         const next = transition('voiceSession', session.status, event);
         await tx
           .update(voiceSessions)
@@ -496,7 +521,10 @@ export class PaymentService {
 
   /**
    * Settles a pending card payment (the job `payments:settle-card-payment`): asks the network for the final
-   * answer and applies it. A payment that is no longer processing is left alone (the job may run twice).
+   * answer and applies it to the card payment, the intent and, for a keyed card, its voice session (approved:
+   * session completed; declined with the intent open again: session stays active for another card; declined for
+   * the last allowed time or after `expiresAt`: session ended `intent_declined` / `intent_expired`). A payment that
+   * is no longer processing is left alone (the job may run twice). Locks card payment, intent, session in that order.
    */
   async settleCardPayment(cardPaymentId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
@@ -516,7 +544,7 @@ export class PaymentService {
         .set(applied.intentChanges)
         .where(eq(paymentIntents.id, intent.id))
         .returning();
-      await this.afterOutcome(tx, updated!, applied.payment, null);
+      await this.afterOutcome(tx, updated!, applied.payment, payment.voiceSessionId);
     });
   }
 
@@ -563,12 +591,30 @@ export class PaymentService {
     return session!;
   }
 
-  private async lockSession(tx: Tx, principal: Principal, id: string): Promise<VoiceSessionRow> {
-    const [row] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
-    if (!row || row.merchantPartyId !== principal.partyId) {
-      throw new ApiError(404, 'voice_session_not_found', 'No such voice session.');
-    }
-    return row;
+  /**
+   * Locks a voice session of the caller and, before it, its intent (the service's lock order: intent, then
+   * session). The session's intent never changes, so an unlocked read finds which intent to lock first.
+   * @throws ApiError 404 `voice_session_not_found` (also for another merchant's session).
+   */
+  private async lockSessionAndIntent(
+    tx: Tx,
+    principal: Principal,
+    id: string,
+  ): Promise<{ session: VoiceSessionRow; intent: IntentRow }> {
+    const notFound = () => new ApiError(404, 'voice_session_not_found', 'No such voice session.');
+    const [peek] = await tx
+      .select({
+        paymentIntentId: voiceSessions.paymentIntentId,
+        merchantPartyId: voiceSessions.merchantPartyId,
+      })
+      .from(voiceSessions)
+      .where(eq(voiceSessions.id, id))
+      .limit(1);
+    if (!peek || peek.merchantPartyId !== principal.partyId) throw notFound();
+    const intent = await this.lock(tx, peek.paymentIntentId);
+    const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
+    if (!intent || !session) throw notFound();
+    return { session, intent };
   }
 
   /**
@@ -589,8 +635,10 @@ export class PaymentService {
   }
 
   /**
-   * Simulation: the payer keys a card during the call (`channel` `voice`).
-   * @throws ApiError 404, 409 `invalid_state` unless the session is active and the intent open.
+   * Simulation: the payer keys a card during the call (`channel` `voice`). Locks the intent, then the session.
+   * @returns the card payment (status `processing`, `succeeded` or `failed`) and the intent after the attempt.
+   * @throws ApiError 404 `voice_session_not_found`, 409 `invalid_state` unless the session is active and the intent
+   *   open and before `expiresAt`, 403 `compliance_required`, 400 `limit_exceeded` (nothing recorded).
    */
   async keyVoiceCard(
     tx: Tx,
@@ -598,15 +646,17 @@ export class PaymentService {
     sessionId: string,
     card: CheckedCard,
   ): Promise<{ payment: CardPaymentRow; intent: IntentRow }> {
-    const session = await this.lockSession(tx, principal, sessionId);
-    const intent = await this.lock(tx, session.paymentIntentId);
-    if (!intent) throw intentNotFound();
+    const { session, intent } = await this.lockSessionAndIntent(tx, principal, sessionId);
     return this.startPayment(tx, intent, card, 'voice', session);
   }
 
-  /** Simulation: the payer hangs up. @throws ApiError 404, 409 `invalid_state` unless active. */
+  /**
+   * Simulation: the payer hangs up (`endedReason` `hung_up`). Locks the intent, then the session. A keyed card
+   * still processing settles anyway (the call ended, the payment did not).
+   * @throws ApiError 404 `voice_session_not_found`, 409 `invalid_state` unless active.
+   */
   async hangUp(tx: Tx, principal: Principal, sessionId: string): Promise<VoiceSessionRow> {
-    const session = await this.lockSession(tx, principal, sessionId);
+    const { session } = await this.lockSessionAndIntent(tx, principal, sessionId);
     const status = transition('voiceSession', session.status, 'end');
     const now = this.clock.now();
     const [updated] = await tx
@@ -617,12 +667,16 @@ export class PaymentService {
     return updated!;
   }
 
-  /** Ends every active voice session of an intent (`reason` is stored as `endedReason`). */
+  /**
+   * Ends every active voice session of an intent (`reason` is stored as `endedReason`). The caller holds the
+   * intent's lock; the sessions are locked after it, in id order.
+   */
   private async endVoiceSessions(tx: Tx, intentId: string, reason: string): Promise<void> {
     const active = await tx
       .select()
       .from(voiceSessions)
       .where(and(eq(voiceSessions.paymentIntentId, intentId), eq(voiceSessions.status, 'active')))
+      .orderBy(voiceSessions.id)
       .for('update');
     const now = this.clock.now();
     for (const s of active) {
@@ -742,15 +796,23 @@ export function voiceSessionResource(row: VoiceSessionRow) {
 
 /**
  * Refuses an amount above the merchant's per-transaction limit.
- * @throws ApiError 400 `limit_exceeded` (pointer `/data/attributes/lineItems`).
+ * @param perTransaction the limit in cents, or null for none.
+ * @param amount the intent's amount in cents.
+ * @param pointer where the line items are in the request body: `/data/attributes/lineItems` (create, default) or
+ *   `/data` (line-item replacement, whose body is `{data:[lineItem…]}`).
+ * @throws ApiError 400 `limit_exceeded` with that pointer.
  */
-export function assertWithinLimit(perTransaction: number | null, amount: number): void {
+export function assertWithinLimit(
+  perTransaction: number | null,
+  amount: number,
+  pointer: string = LINE_ITEMS_POINTER,
+): void {
   if (perTransaction !== null && amount > perTransaction) {
     throw new ApiError(
       400,
       'limit_exceeded',
       `The amount ${amount} cents is above the per-transaction limit of ${perTransaction} cents.`,
-      { details: { pointer: LINE_ITEMS_POINTER } },
+      { details: { pointer } },
     );
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The state machines of the payments service (spec 001 section A, "States and transitions": the spec lists the
- * states, we design the transitions). Each machine is a table of edges `(from, event) -> to`; {@link transition}
- * is the only place a status changes, and every store write of a status goes through it. The README shows the
- * same tables.
+ * states, we design the transitions). Each machine is a table of edges `(from, event) -> to`; every status of a
+ * payment intent, card payment or voice session that the service writes is the answer of {@link transition}
+ * (compliance cases have their own table and check: compliance.ts). The README and `/openapi.json` (the
+ * description of each `status` field, {@link describeTransitions}) show the same tables.
  */
 import { ApiError } from '../../platform/errors.ts';
 
@@ -45,11 +46,15 @@ export type CardPaymentEvent = 'approved' | 'declined';
 export const VOICE_SESSION_STATUSES = ['active', 'completed', 'ended'] as const;
 export type VoiceSessionStatus = (typeof VOICE_SESSION_STATUSES)[number];
 /**
- * Events of a voice session: `paymentStarted` (a keyed card was approved or is processing), `paymentFailed` (a
- * keyed card was declined and the intent is still open: the payer may key another), `end` (hang-up, superseded by a
- * newer session, or the intent closed).
+ * Events of a voice session:
+ * - `paymentProcessing`: a keyed card is processing (every attempt starts so; a pending card stays so until the
+ *   settle job answers): the session stays active, waiting for the answer;
+ * - `paymentSucceeded`: the session's keyed card was approved (at once, or later by the settle job);
+ * - `paymentFailed`: the session's keyed card was declined (at once, or later by the settle job) and the intent is
+ *   open again: the payer may key another card;
+ * - `end`: hang-up, superseded by a newer session, or the intent closed (`endedReason` says which).
  */
-export type VoiceSessionEvent = 'paymentStarted' | 'paymentFailed' | 'end';
+export type VoiceSessionEvent = 'paymentProcessing' | 'paymentSucceeded' | 'paymentFailed' | 'end';
 
 /** One edge of a machine. */
 export interface Edge<S extends string, E extends string> {
@@ -75,7 +80,8 @@ export const CARD_PAYMENT_EDGES: readonly Edge<CardPaymentStatus, CardPaymentEve
 ];
 
 export const VOICE_SESSION_EDGES: readonly Edge<VoiceSessionStatus, VoiceSessionEvent>[] = [
-  { from: 'active', event: 'paymentStarted', to: 'completed' },
+  { from: 'active', event: 'paymentProcessing', to: 'active' },
+  { from: 'active', event: 'paymentSucceeded', to: 'completed' },
   { from: 'active', event: 'paymentFailed', to: 'active' },
   { from: 'active', event: 'end', to: 'ended' },
 ];
@@ -135,6 +141,8 @@ function describeEvent(event: string): string {
       return 'expiring it';
     case 'end':
       return 'ending it';
+    case 'paymentProcessing':
+      return 'taking a keyed card';
     default:
       return `"${event}"`;
   }
@@ -145,4 +153,24 @@ export function isTerminal(machine: MachineName, state: string): boolean {
   return !(MACHINES[machine].edges as readonly Edge<string, string>[]).some(
     (e) => e.from === state && e.to !== state,
   );
+}
+
+/**
+ * The transition table of `machine` as a Markdown table (`| from | event | to |`, one row per edge, in table
+ * order), for the description of the machine's `status` field in `/openapi.json`.
+ */
+export function describeTransitions(machine: MachineName): string {
+  const rows = (MACHINES[machine].edges as readonly Edge<string, string>[]).map(
+    (e) => `| ${e.from} | ${e.event} | ${e.to} |`,
+  );
+  const terminal = MACHINES[machine].states.filter((s) => isTerminal(machine, s));
+  return [
+    `Status of the ${RESOURCE[machine]}. Transitions (any other event answers 409 invalid_state):`,
+    '',
+    '| from | event | to |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+    `Terminal: ${terminal.join(', ')}.`,
+  ].join('\n');
 }

@@ -101,6 +101,33 @@ describe('checkout page in Chromium', () => {
     await page.close();
   });
 
+  test('the last allowed decline (PAYMENTS_MAX_ATTEMPTS, 3) hides the form; reopening shows "closed"', async () => {
+    const intent = await h.createIntent(m);
+    const { page, problems } = await open(intent.attributes.payUrl!);
+    const declines: [string, string][] = [
+      [TEST_CARDS.genericDecline, 'Your card was declined.'],
+      [TEST_CARDS.expiredCard, 'Your card has expired.'],
+    ];
+    for (const [number, reason] of declines) {
+      await fillCard(page, number);
+      await page.locator('#decline-reason', { hasText: reason }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.isVisible('#pay-form'), true, `still payable after "${reason}"`);
+      assert.equal(await page.isVisible('#closed'), false);
+    }
+    await fillCard(page, TEST_CARDS.insufficientFunds);
+    await page.waitForSelector('#closed', { timeout: 10_000 });
+    assert.equal(await page.textContent('#decline-reason'), 'Your card has insufficient funds.');
+    assert.equal(await page.isVisible('#pay-form'), false);
+    const res = await h.api(m.key, 'GET', `/v1/payment-intents/${intent.id}`);
+    assert.equal(res.json().data.attributes.status, 'declined');
+    await page.reload();
+    await page.waitForSelector('#closed-reason');
+    assert.equal(await page.textContent('#closed-reason'), 'This payment was declined too many times.');
+    assert.equal(await page.isVisible('#pay-form'), false);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('an expired intent’s page shows "closed" and no card form', async () => {
     const intent = await h.createIntent(m, {
       expiresAt: new Date(clock.nowMs() + 10 * 60_000).toISOString(),

@@ -80,3 +80,35 @@ describe('checkout page (HTTP level): headers, escaping, states', () => {
     assert.equal(formatUsd(123456789), '$1,234,567.89');
   });
 });
+
+describe('checkout page (HTTP level): a declined intent (PAYMENTS_MAX_ATTEMPTS=1)', () => {
+  const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
+  let h: PaymentsHarness;
+  let m: TestMerchant;
+  before(async () => {
+    h = await startPayments(clock, { env: { PAYMENTS_MAX_ATTEMPTS: '1' } });
+    m = await h.merchant('One try');
+  });
+  after(async () => h.close());
+
+  test('one decline declines the intent: its page shows "closed" with the reason and no card form', async () => {
+    const intent = await h.createIntent(m);
+    const before = await h.api(undefined, 'GET', `/checkout/${intent.id}`);
+    assert.match(before.body, /<form id="pay-form" autocomplete="on" novalidate>/);
+    assert.match(before.body, /<section id="result" role="status" aria-live="polite" hidden><\/section>/);
+    const res = await h.pay(intent.id, intent.attributes.clientSecret!, TEST_CARDS.genericDecline);
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().data.attributes.status, 'failed');
+    assert.equal(res.json().included[0].attributes.status, 'declined');
+    const page = await h.api(undefined, 'GET', `/checkout/${intent.id}`);
+    assert.equal(page.statusCode, 200);
+    assert.equal(page.headers['cache-control'], 'no-store');
+    assert.match(page.body, /data-status="declined"/);
+    assert.match(
+      page.body,
+      /<section id="result" role="status" aria-live="polite"><h2 id="closed">Closed<\/h2><p id="closed-reason">This payment was declined too many times\.<\/p><\/section>/,
+    );
+    assert.match(page.body, /<form id="pay-form" autocomplete="on" novalidate hidden>/);
+    assert.ok(!page.body.includes(intent.attributes.clientSecret!));
+  });
+});

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
+import { CASE_STATUSES, CASE_TRANSITIONS } from '../compliance.ts';
+import { MACHINES, type MachineName } from '../state-machines.ts';
 import {
   assertError,
   type PaymentsHarness,
@@ -385,13 +387,15 @@ describe('payments: parties, credentials, compliance, limits, intents', () => {
       }),
     );
     assert.equal(at.statusCode, 201, at.body);
-    // Replacing lines above the limit is refused too, and the intent keeps its lines.
+    // Replacing lines above the limit is refused too, and the intent keeps its lines. The replacement body is
+    // `{data:[lineItem…]}`, so the error points at /data (not at /data/attributes/lineItems of the create body).
     assertError(
       await h.api(m.key, 'PUT', `/v1/payment-intents/${at.json().data.id}/line-items`, {
         data: [{ description: 'more', quantity: 1, unitAmount: 3521 }],
       }),
       400,
       'limit_exceeded',
+      '/data',
     );
     assert.equal(
       (await h.api(m.key, 'GET', `/v1/payment-intents/${at.json().data.id}`)).json().data.attributes.amount,
@@ -566,5 +570,102 @@ describe('payments: parties, credentials, compliance, limits, intents', () => {
     }
     assert.ok(n >= 25, `only ${n} operations`);
     assert.ok(doc.paths['/v1/payment-intents/{intentId}/card-payments']);
+  });
+
+  test('OpenAPI: every status field describes its state machine, one row per edge of the tables', async () => {
+    type Schema = { description?: string; properties?: Record<string, Schema> };
+    const doc = (await h.api(undefined, 'GET', '/openapi.json')).json() as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content: Record<string, { schema: Schema }> }> }>
+      >;
+    };
+    const attributes = (path: string, method: string, status: string) =>
+      doc.paths[path]![method]!.responses[status]!.content['application/json']!.schema.properties!.data!
+        .properties!.attributes!.properties!;
+    const described: Record<MachineName, string | undefined> = {
+      paymentIntent: attributes('/v1/payment-intents/{intentId}', 'get', '200').status?.description,
+      cardPayment: attributes('/v1/card-payments/{id}', 'get', '200').status?.description,
+      voiceSession: attributes('/v1/voice-sessions/{id}', 'get', '200').status?.description,
+    };
+    for (const name of Object.keys(MACHINES) as MachineName[]) {
+      const text = described[name] ?? '';
+      for (const e of MACHINES[name].edges) {
+        assert.ok(
+          text.includes(`| ${e.from} | ${e.event} | ${e.to} |`),
+          `${name}: ${e.from} --${e.event}-->`,
+        );
+      }
+    }
+    const caseTexts = [
+      attributes('/v1/parties/{partyId}/compliance', 'get', '200').caseStatus?.description ?? '',
+      attributes('/v1/parties/{partyId}/compliance/session', 'get', '200').status?.description ?? '',
+    ];
+    for (const text of caseTexts) {
+      for (const from of CASE_STATUSES) {
+        assert.ok(text.includes(`| ${from} | ${CASE_TRANSITIONS[from].join(', ')} |`), `case ${from}`);
+      }
+    }
+  });
+});
+
+describe('payments: PAYMENTS_TAX_RATES reaches the service', () => {
+  const clock = new ManualClock(START);
+  let h: PaymentsHarness;
+  let m: TestMerchant;
+
+  before(async () => {
+    // A custom code, and a default code at another rate; the other default codes are gone (the table replaces them).
+    h = await startPayments(clock, { env: { PAYMENTS_TAX_RATES: 'city_books=7.25,txcd_99999999=10' } });
+    m = await h.merchant('Tax table');
+  });
+  after(async () => h.close());
+
+  const create = (taxMode: string, lineItems: unknown[]) =>
+    h.api(m.key, 'POST', '/v1/payment-intents', {
+      data: {
+        type: 'paymentIntent',
+        attributes: { description: 'Books', taxMode, lineItems },
+        relationships: { customerParty: { data: { type: 'party', id: m.customerId } } },
+      },
+    });
+
+  test('exact cents with the configured rates (exclusive and inclusive); a default code not in the table is 400', async () => {
+    // exclusive: 3 × 1999 = 5997 at 7.25 % = 434.7825 -> 435; 2 × 1250 = 2500 at 10 % = 250.
+    const ex = await create('exclusive', [
+      { description: 'Novel', quantity: 3, unitAmount: 1999, taxCode: 'city_books' },
+      { description: 'Notebook', quantity: 2, unitAmount: 1250, taxCode: 'txcd_99999999' },
+    ]);
+    assert.equal(ex.statusCode, 201, ex.body);
+    const a = ex.json().data.attributes;
+    assert.deepEqual(
+      a.lineItems.map((l: { subtotalAmount: number; taxAmount: number; totalAmount: number }) => [
+        l.subtotalAmount,
+        l.taxAmount,
+        l.totalAmount,
+      ]),
+      [
+        [5997, 435, 6432],
+        [2500, 250, 2750],
+      ],
+    );
+    assert.equal(a.taxAmount, 685);
+    assert.equal(a.amount, 9182);
+    // inclusive: 1000 gross at 7.25 % -> 1000 × 0.0725 / 1.0725 = 67.599… -> 68 tax, 932 subtotal.
+    const inc = await create('inclusive', [
+      { description: 'Atlas', quantity: 1, unitAmount: 1000, taxCode: 'city_books' },
+    ]);
+    assert.equal(inc.statusCode, 201, inc.body);
+    assert.deepEqual([inc.json().data.attributes.amount, inc.json().data.attributes.taxAmount], [1000, 68]);
+    assert.equal(inc.json().data.attributes.lineItems[0].subtotalAmount, 932);
+    // txcd_10000000 is a default code, but not in this table.
+    assertError(
+      await create('exclusive', [
+        { description: 'SaaS', quantity: 1, unitAmount: 100, taxCode: 'txcd_10000000' },
+      ]),
+      400,
+      'invalid_value',
+      '/data/attributes/lineItems/0/taxCode',
+    );
   });
 });

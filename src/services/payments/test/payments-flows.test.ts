@@ -34,6 +34,35 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
   const secretOf = (i: IntentDoc) => i.attributes.clientSecret!;
   const settleJobs = () => h.platform.runDueJobs();
   const expireJob = () => h.platform.booted.tasks['payments:expire-intents']!({}, {} as never);
+  const pool = () => h.platform.booted.database.pool;
+  const rawStatus = async (table: string, id: string): Promise<string> =>
+    (await pool().query(`select status from payments.${table} where id = $1`, [id])).rows[0].status;
+  const attempts = async (intentId: string): Promise<number> =>
+    (
+      await pool().query(
+        'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
+        [intentId],
+      )
+    ).rows[0].n;
+  const startSession = async (intentId: string, headers: Record<string, string> = {}) => {
+    const res = await h.api(
+      m.key,
+      'POST',
+      `/v1/payment-intents/${intentId}/voice-sessions`,
+      undefined,
+      headers,
+    );
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().data.id as string;
+  };
+  const keyedCard = (sessionId: string, number: string, headers: Record<string, string> = {}, cvc = '123') =>
+    h.api(
+      m.key,
+      'POST',
+      `/v1/voice-sessions/${sessionId}/simulation/keyed-card`,
+      { data: { type: 'cardPayment', attributes: { card: { number, ...futureExpiry(clock), cvc } } } },
+      headers,
+    );
 
   test('success card: card payment succeeded (brand, last4, channel link); intent completed with cardPayment', async () => {
     const intent = await h.createIntent(m);
@@ -242,6 +271,28 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
     assert.equal((await read(d.id)).attributes.status, 'expired');
   });
 
+  test('no attempt after expiresAt before a read or the job expired the intent: link and voice are 409, nothing recorded', async () => {
+    const byLink = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + MINUTE).toISOString() });
+    const byVoice = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + MINUTE).toISOString() });
+    const session = await startSession(byVoice.id);
+    clock.advance(MINUTE + 1000);
+    // Nothing has expired them yet: no read, no job.
+    assert.equal(await rawStatus('payment_intents', byLink.id), 'open');
+    assert.equal(await rawStatus('payment_intents', byVoice.id), 'open');
+    assertError(await h.pay(byLink.id, secretOf(byLink), TEST_CARDS.success), 409, 'invalid_state');
+    assertError(await keyedCard(session, TEST_CARDS.success), 409, 'invalid_state');
+    assert.equal(await attempts(byLink.id), 0);
+    assert.equal(await attempts(byVoice.id), 0);
+    for (const intent of [byLink, byVoice]) {
+      const after = await read(intent.id);
+      assert.equal(after.attributes.status, 'expired');
+      assert.equal(after.relationships.cardPayment.data, null);
+      assert.equal(after.attributes.payUrl, null);
+    }
+    const ended = (await h.api(m.key, 'GET', `/v1/voice-sessions/${session}`)).json().data;
+    assert.deepEqual([ended.attributes.status, ended.attributes.endedReason], ['ended', 'intent_expired']);
+  });
+
   test('voice: session on an open intent; decline keeps it active; keyed success completes it (channel voice)', async () => {
     const intent = await h.createIntent(m);
     const s = await h.api(m.key, 'POST', `/v1/payment-intents/${intent.id}/voice-sessions`);
@@ -266,7 +317,7 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
       (await h.api(m.key, 'GET', `/v1/voice-sessions/${session.id}`)).json().data.attributes.status,
       'active',
     );
-    // active --paymentStarted--> completed
+    // active --paymentSucceeded--> completed
     const ok = await key(TEST_CARDS.success);
     assert.equal(ok.json().data.attributes.status, 'succeeded');
     assert.equal(ok.json().data.attributes.channel, 'voice');
@@ -464,6 +515,136 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
       "select count(*)::int as n from payments.credentials where label = 'idem agent'",
     );
     assert.equal(keys.rows[0].n, 1);
+  });
+
+  test('Idempotency-Key on party creation, keyed card, hang-up and agent-key revocation: replay, 409 when changed', async () => {
+    const replayed = (res: { headers: Record<string, unknown> }) =>
+      assert.equal(res.headers['x-idempotency-replayed'], 'true');
+    // POST /v1/parties
+    const party = (name: string) =>
+      h.api(
+        m.key,
+        'POST',
+        '/v1/parties',
+        { data: { type: 'party', attributes: { name } } },
+        {
+          'idempotency-key': 'party-1',
+        },
+      );
+    const p1 = await party('Idem customer');
+    const p2 = await party('Idem customer');
+    assert.equal(p1.statusCode, 201, p1.body);
+    assert.equal(p2.statusCode, 201, p2.body);
+    replayed(p2);
+    assert.equal(p2.json().data.id, p1.json().data.id);
+    assertError(await party('Another customer'), 409, 'idempotency_key_reused');
+    const named = await pool().query(
+      "select count(*)::int as n from payments.parties where name in ('Idem customer', 'Another customer')",
+    );
+    assert.equal(named.rows[0].n, 1);
+
+    // POST /v1/voice-sessions/{id}/simulation/keyed-card
+    const intent = await h.createIntent(m);
+    const s1 = await startSession(intent.id);
+    const keyHeader = { 'idempotency-key': 'keyed-1' };
+    const k1 = await keyedCard(s1, TEST_CARDS.genericDecline, keyHeader);
+    const k2 = await keyedCard(s1, TEST_CARDS.genericDecline, keyHeader);
+    assert.equal(k1.statusCode, 201, k1.body);
+    assert.equal(k2.statusCode, 201, k2.body);
+    replayed(k2);
+    assert.equal(k2.json().data.id, k1.json().data.id);
+    assertError(await keyedCard(s1, TEST_CARDS.insufficientFunds, keyHeader), 409, 'idempotency_key_reused');
+    assert.equal(await attempts(intent.id), 1);
+
+    // POST /v1/voice-sessions/{id}/simulation/hang-up (no body: the session id in the path is the request)
+    const hang = (sessionId: string) =>
+      h.api(m.key, 'POST', `/v1/voice-sessions/${sessionId}/simulation/hang-up`, undefined, {
+        'idempotency-key': 'hang-1',
+      });
+    const h1 = await hang(s1);
+    const h2 = await hang(s1);
+    assert.equal(h1.statusCode, 200, h1.body);
+    assert.equal(h2.statusCode, 200, h2.body); // without the key: 409, an ended session cannot end again
+    replayed(h2);
+    assert.deepEqual(h2.json(), h1.json());
+    const s2 = await startSession(intent.id);
+    assertError(await hang(s2), 409, 'idempotency_key_reused');
+    assert.equal(await rawStatus('voice_sessions', s2), 'active');
+
+    // POST /v1/agent-keys/{id}/revoke
+    const issue = async () => {
+      const res = await h.api(m.key, 'POST', '/v1/agent-keys', {
+        data: { type: 'credential', attributes: { label: 'revoke idem' } },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return { id: res.json().data.id as string, key: res.json().data.attributes.key as string };
+    };
+    const a = await issue();
+    const b = await issue();
+    const revoke = (id: string) =>
+      h.api(m.key, 'POST', `/v1/agent-keys/${id}/revoke`, undefined, { 'idempotency-key': 'revoke-1' });
+    const r1 = await revoke(a.id);
+    const r2 = await revoke(a.id);
+    assert.equal(r1.statusCode, 204, r1.body);
+    assert.equal(r1.headers['x-idempotency-replayed'], undefined);
+    assert.equal(r2.statusCode, 204, r2.body);
+    replayed(r2);
+    assertError(await h.api(a.key, 'GET', '/v1/parties/me'), 401, 'unauthenticated');
+    assertError(await revoke(b.id), 409, 'idempotency_key_reused');
+    assert.equal((await h.api(b.key, 'GET', '/v1/parties/me')).statusCode, 200);
+  });
+
+  test('card routes: the same Idempotency-Key with another CVC or another card with the same last4 is a 409', async () => {
+    // 4000 0000 0018 0002 is another Visa ending 0002 with the same expiry: only the keyed HMAC of number and CVC
+    // in the fingerprint tells it from the decline card 4000 0000 0000 0002.
+    const sameLast4 = '4000000000180002';
+    const intent = await h.createIntent(m);
+    const payWith = (number: string, cvc: string) =>
+      h.api(
+        undefined,
+        'POST',
+        `/v1/payment-intents/${intent.id}/card-payments`,
+        {
+          data: {
+            type: 'cardPayment',
+            attributes: { clientSecret: secretOf(intent), card: { number, ...futureExpiry(clock), cvc } },
+          },
+        },
+        { 'idempotency-key': 'card-fp-link' },
+      );
+    const first = await payWith(TEST_CARDS.genericDecline, '123');
+    assert.equal(first.statusCode, 201, first.body);
+    // The same card, keyed with spaces: the same request.
+    const again = await payWith('4000 0000 0000 0002', '123');
+    assert.equal(again.headers['x-idempotency-replayed'], 'true');
+    assert.equal(again.json().data.id, first.json().data.id);
+    assertError(await payWith(TEST_CARDS.genericDecline, '124'), 409, 'idempotency_key_reused');
+    assertError(await payWith(sameLast4, '123'), 409, 'idempotency_key_reused');
+    assert.equal(await attempts(intent.id), 1);
+
+    const voiced = await h.createIntent(m);
+    const s = await startSession(voiced.id);
+    const header = { 'idempotency-key': 'card-fp-voice' };
+    const k1 = await keyedCard(s, TEST_CARDS.genericDecline, header, '123');
+    assert.equal(k1.statusCode, 201, k1.body);
+    const k2 = await keyedCard(s, TEST_CARDS.genericDecline, header, '123');
+    assert.equal(k2.headers['x-idempotency-replayed'], 'true');
+    assertError(await keyedCard(s, TEST_CARDS.genericDecline, header, '999'), 409, 'idempotency_key_reused');
+    assertError(await keyedCard(s, sameLast4, header, '123'), 409, 'idempotency_key_reused');
+    assert.equal(await attempts(voiced.id), 1);
+
+    // The HMAC key is one per database, sealed (never in clear); no record holds a card number or a CVC.
+    const keys = await pool().query('select name, sealed from payments.service_keys');
+    assert.deepEqual(
+      keys.rows.map((r: { name: string }) => r.name),
+      ['card-fingerprint'],
+    );
+    assert.match(keys.rows[0].sealed, /^v1\./);
+    const records = await pool().query(
+      "select string_agg(t::text, '') as r from platform.idempotency_keys t where key like 'card-fp-%'",
+    );
+    assert.ok(!records.rows[0].r.includes(TEST_CARDS.genericDecline));
+    assert.ok(!records.rows[0].r.includes(sameLast4));
   });
 
   test('the card number is never stored: no table holds it', async () => {

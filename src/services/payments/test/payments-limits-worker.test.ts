@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
 import { TEST_CARDS } from '../card-network.ts';
-import { assertError, type PaymentsHarness, startPayments, type TestMerchant } from './support.ts';
+import {
+  assertError,
+  futureExpiry,
+  type PaymentsHarness,
+  startPayments,
+  type TestMerchant,
+} from './support.ts';
 
 describe('payments: rate limits (per credential, per payer address) and concurrent attempts', () => {
   const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
@@ -54,6 +60,83 @@ describe('payments: rate limits (per credential, per payer address) and concurre
     );
     assert.equal(rows[0].n, 1);
   });
+
+  test('keyed card (voice) racing a link payment or a cancel on one intent: no 500, one winner, consistent states', async () => {
+    // Every path locks the intent first, then its voice sessions: before that order was fixed, the keyed card
+    // (session, then intent) and the link payment / cancel (intent, then sessions) could deadlock (a 500).
+    const pool = h.platform.booted.database.pool;
+    const keyed = (sessionId: string) =>
+      h.api(m.key, 'POST', `/v1/voice-sessions/${sessionId}/simulation/keyed-card`, {
+        data: {
+          type: 'cardPayment',
+          attributes: { card: { number: TEST_CARDS.success, ...futureExpiry(clock), cvc: '123' } },
+        },
+      });
+    const state = async (intentId: string, sessionId: string) => {
+      const { rows } = await pool.query(
+        `select i.status as intent, i.card_payment_id as cp, s.status as session, s.ended_reason as reason,
+                (select count(*)::int from payments.card_payments c where c.payment_intent_id = i.id) as attempts,
+                (select string_agg(c.channel, ',') from payments.card_payments c where c.payment_intent_id = i.id) as channels
+           from payments.payment_intents i join payments.voice_sessions s on s.id = $2 where i.id = $1`,
+        [intentId, sessionId],
+      );
+      return rows[0];
+    };
+    for (let round = 0; round < 8; round++) {
+      clock.advance(60_000); // fresh rate-limit windows (PAYMENTS_KEY_RATE_LIMIT 5, PAYMENTS_PAYER_RATE_LIMIT 3 here)
+      const intent = await h.createIntent(m);
+      const s = await h.api(m.key, 'POST', `/v1/payment-intents/${intent.id}/voice-sessions`);
+      assert.equal(s.statusCode, 201, s.body);
+      const sessionId = s.json().data.id as string;
+      const [voice, link] = await Promise.all([
+        keyed(sessionId),
+        h.pay(intent.id, intent.attributes.clientSecret!, TEST_CARDS.success),
+      ]);
+      assert.deepEqual([voice.statusCode, link.statusCode].sort(), [201, 409], `${voice.body} ${link.body}`);
+      const after = await state(intent.id, sessionId);
+      assert.equal(after.intent, 'completed');
+      assert.equal(after.attempts, 1);
+      assert.ok(after.cp);
+      if (voice.statusCode === 201) {
+        assert.deepEqual([after.channels, after.session, after.reason], ['voice', 'completed', null]);
+      } else {
+        assert.deepEqual(
+          [after.channels, after.session, after.reason],
+          ['link', 'ended', 'intent_completed'],
+        );
+      }
+    }
+    for (let round = 0; round < 8; round++) {
+      clock.advance(60_000); // a fresh window for the merchant key (PAYMENTS_KEY_RATE_LIMIT is 5 here)
+      const intent = await h.createIntent(m);
+      const s = await h.api(m.key, 'POST', `/v1/payment-intents/${intent.id}/voice-sessions`);
+      const sessionId = s.json().data.id as string;
+      const [voice, cancel] = await Promise.all([
+        keyed(sessionId),
+        h.api(m.key, 'POST', `/v1/payment-intents/${intent.id}/cancel`),
+      ]);
+      // One wins: the keyed card (201; the cancel finds a completed intent: 409) or the cancel (200; the keyed
+      // card finds a canceled intent: 409).
+      const statuses = [voice.statusCode, cancel.statusCode];
+      assert.ok(
+        (statuses[0] === 201 && statuses[1] === 409) || (statuses[0] === 409 && statuses[1] === 200),
+        `${voice.body} ${cancel.body}`,
+      );
+      const after = await state(intent.id, sessionId);
+      if (voice.statusCode === 201) {
+        assert.deepEqual(
+          [after.intent, after.attempts, after.session, after.reason],
+          ['completed', 1, 'completed', null],
+        );
+      } else {
+        assert.equal(cancel.statusCode, 200, cancel.body);
+        assert.deepEqual(
+          [after.intent, after.attempts, after.session, after.reason],
+          ['canceled', 0, 'ended', 'intent_canceled'],
+        );
+      }
+    }
+  });
 });
 
 describe('payments: the worker settles a pending payment through the real job queue', () => {
@@ -74,5 +157,21 @@ describe('payments: the worker settles a pending payment through the real job qu
       status = (await h.api(m.key, 'GET', `/v1/payment-intents/${intent.id}`)).json().data.attributes.status;
     }
     assert.equal(status, 'completed');
+  });
+
+  test('cron: payments:expire-intents every minute, declared by the service and registered by the worker', async () => {
+    const service = h.platform.booted.services.get('payments')!;
+    assert.deepEqual(service.module.cron, [{ task: 'expire-intents', pattern: '* * * * *' }]);
+    assert.equal(typeof h.platform.booted.tasks['payments:expire-intents'], 'function');
+    // The running worker registers the schedule with Graphile Worker (just after boot: poll, bounded).
+    let identifiers: string[] = [];
+    for (let i = 0; i < 50 && !identifiers.includes('payments:expire-intents'); i++) {
+      const { rows } = await h.platform.booted.database.pool.query(
+        'select identifier from graphile_worker._private_known_crontabs',
+      );
+      identifiers = rows.map((r: { identifier: string }) => r.identifier);
+      if (!identifiers.includes('payments:expire-intents')) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(identifiers.includes('payments:expire-intents'), identifiers.join(', '));
   });
 });

@@ -239,7 +239,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     assert.equal((await read(pending.id)).attributes.status, 'completed');
   });
 
-  test('voice: a keyed pending card completes the session at once (paymentStarted); the job settles the intent', async () => {
+  test('voice: a keyed pending card keeps the session active (paymentProcessing); the settle job completes both', async () => {
     const intent = await h.createIntent(m);
     const s = await startSession(intent.id);
     const res = await keyCard(s, TEST_CARDS.pendingThenSuccess);
@@ -248,14 +248,71 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     assert.equal(res.json().data.attributes.channel, 'voice');
     assert.equal(res.json().included[0].attributes.status, 'processing');
     const mid = await session(s);
-    assert.equal(mid.attributes.status, 'completed');
+    assert.deepEqual([mid.attributes.status, mid.attributes.endedReason], ['active', null]);
     assert.deepEqual(mid.relationships.cardPayment.data, { type: 'cardPayment', id: res.json().data.id });
+    // The intent is processing: no second card meanwhile.
     assertError(await keyCard(s, TEST_CARDS.success), 409, 'invalid_state');
     await h.platform.runDueJobs();
     const done = await read(intent.id);
     assert.equal(done.attributes.status, 'completed');
     assert.deepEqual(done.relationships.cardPayment.data, { type: 'cardPayment', id: res.json().data.id });
     assert.deepEqual(done.relationships.voiceSession.data, { type: 'voiceSession', id: s });
+    const after = await session(s);
+    assert.deepEqual([after.attributes.status, after.attributes.endedReason], ['completed', null]);
+  });
+
+  test('voice: a keyed pending card declined by the settle job leaves the session active for another card', async () => {
+    const intent = await h.createIntent(m);
+    const s = await startSession(intent.id);
+    const res = await keyCard(s, TEST_CARDS.pendingThenDecline);
+    assert.equal(res.json().data.attributes.status, 'processing');
+    assert.equal((await session(s)).attributes.status, 'active');
+    await h.platform.runDueJobs();
+    const cp = await h.api(m.key, 'GET', `/v1/card-payments/${res.json().data.id}`);
+    assert.deepEqual(
+      [cp.json().data.attributes.status, cp.json().data.attributes.failureCode],
+      ['failed', 'card_declined'],
+    );
+    assert.equal((await read(intent.id)).attributes.status, 'open');
+    const waiting = await session(s);
+    assert.deepEqual([waiting.attributes.status, waiting.attributes.endedReason], ['active', null]);
+    // Not `completed` with a failed payment: the payer keys another card on the same call.
+    const ok = await keyCard(s, TEST_CARDS.success);
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal(ok.json().data.attributes.status, 'succeeded');
+    assert.equal((await session(s)).attributes.status, 'completed');
+    assert.equal((await read(intent.id)).attributes.status, 'completed');
+  });
+
+  test('voice: a pending decline that closes the intent ends the session with its reason (declined, expired)', async () => {
+    // PAYMENTS_MAX_ATTEMPTS is 2 here: one decline, then a pending card declined by the job -> intent declined.
+    const last = await h.createIntent(m);
+    const s1 = await startSession(last.id);
+    assert.equal((await keyCard(s1, TEST_CARDS.genericDecline)).json().included[0].attributes.status, 'open');
+    assert.equal(
+      (await keyCard(s1, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
+      'processing',
+    );
+    assert.equal((await session(s1)).attributes.status, 'active');
+    await h.platform.runDueJobs();
+    assert.equal((await read(last.id)).attributes.status, 'declined');
+    const ended1 = await session(s1);
+    assert.deepEqual([ended1.attributes.status, ended1.attributes.endedReason], ['ended', 'intent_declined']);
+
+    // Declined by the job after expiresAt -> intent expired, session ended intent_expired.
+    const late = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + 5 * MINUTE).toISOString() });
+    const s2 = await startSession(late.id);
+    assert.equal(
+      (await keyCard(s2, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
+      'processing',
+    );
+    clock.advance(5 * MINUTE + 1000);
+    await h.platform.booted.tasks['payments:expire-intents']!({}, {} as never);
+    assert.equal(await rawStatus('voice_sessions', s2), 'active'); // the attempt started in time
+    await h.platform.runDueJobs();
+    assert.equal((await read(late.id)).attributes.status, 'expired');
+    const ended2 = await session(s2);
+    assert.deepEqual([ended2.attributes.status, ended2.attributes.endedReason], ['ended', 'intent_expired']);
   });
 
   test('voice: the last allowed decline declines the intent and ends the session (intent_declined)', async () => {
