@@ -9,7 +9,7 @@ import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.t
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
 import { type EntityType, isKnownEventType, isRfc3339, sampleData, toV1Data } from './catalogue.ts';
 import { deliveries, deliveryAttempts, webhooks } from './db/schema.ts';
-import { invalidField, notFound } from './entity-events-errors.ts';
+import { type Issue, notFound, throwIfIssues } from './entity-events-errors.ts';
 import { DELIVER_TASK } from './events.ts';
 import { signPayload } from './signing.ts';
 import type { TenantPrincipal } from './tenants.ts';
@@ -493,32 +493,46 @@ export class DeliveryEngine {
   /**
    * `check_connectivity`: without `simulation`, one signed test event now; with `simulation`, `number_of_events`
    * (1-10) mock events of `event_name` (optional `event_time`). Sent synchronously; mock events are not stored.
-   * @returns the receiver's outcome per event.
-   * @throws ApiError 400 unknown event name / bad time; 404 webhook.
+   * @param simulation `event_name` from either catalogue (the entity type follows from it), `number_of_events` 1-10
+   *   (checked by the route schema), `event_time` RFC 3339 (default now by the service clock).
+   * @returns the receiver's outcome per event (status code, duration in ms, error).
+   * @throws ApiError 400 listing every problem of `simulation` (`unknown_event_type` when the event name is the only
+   *   one, else `validation_failed`); then 404 `webhook_not_found`. Nothing is sent in either case.
    */
   async checkConnectivity(
     who: TenantPrincipal,
     webhookId: string,
     simulation?: { event_name: string; number_of_events: number; event_time?: string },
   ): Promise<AttemptOutcome[]> {
-    const hook = await this.webhookService.getRow(who, webhookId);
     let entityType: EntityType = 'business';
     let eventName = 'test_event';
     let count = 1;
     let eventTime = this.clock.now();
     if (simulation) {
+      const issues: Issue[] = [];
       if (isKnownEventType('business', simulation.event_name)) entityType = 'business';
       else if (isKnownEventType('prospect', simulation.event_name)) entityType = 'prospect';
-      else throw invalidField('simulation/event_name', 'is not a known event type');
+      else
+        issues.push({
+          location: 'body',
+          field: 'simulation/event_name',
+          message: `is not a business or prospect event type: ${simulation.event_name}`,
+          code: 'unknown_event_type',
+        });
       eventName = simulation.event_name;
       count = simulation.number_of_events;
       if (simulation.event_time !== undefined) {
-        const t = Date.parse(simulation.event_time);
-        if (!isRfc3339(simulation.event_time))
-          throw invalidField('simulation/event_time', 'must be an RFC 3339 timestamp');
-        eventTime = new Date(t);
+        if (isRfc3339(simulation.event_time)) eventTime = new Date(Date.parse(simulation.event_time));
+        else
+          issues.push({
+            location: 'body',
+            field: 'simulation/event_time',
+            message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)',
+          });
       }
+      throwIfIssues(issues);
     }
+    const hook = await this.webhookService.getRow(who, webhookId);
     const outcomes: AttemptOutcome[] = [];
     for (let i = 0; i < count; i++) {
       const payload = {

@@ -6,7 +6,7 @@ import { prefixedHexId } from '../../platform/ids.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
 import { type EntityType, isKnownEventType } from './catalogue.ts';
 import { enrollmentEntities, enrollments, webhooks } from './db/schema.ts';
-import { invalidField, notFound } from './entity-events-errors.ts';
+import { type Issue, notFound, throwIfIssues } from './entity-events-errors.ts';
 import type { TenantPrincipal } from './tenants.ts';
 
 /** At most this many entity ids per enrollment request (spec limits table); no cap on the total enrolled. */
@@ -33,35 +33,65 @@ export interface EnrollmentView {
 /** The id field of `entityType` in requests and payloads (`business_ids` / `prospect_ids`). */
 export const idsField = (t: EntityType) => (t === 'business' ? 'business_ids' : 'prospect_ids');
 
-/** Checks an id list: 1..1,000 well-formed ids; duplicates are folded. @throws ApiError 400. */
+/**
+ * Checks an id list, pushing every problem onto `issues`: not an array, empty (unless `allowEmpty`), more than `max`
+ * ids (an issue with code `too_many_ids`), and each malformed id (`<field>/<i>`).
+ * @returns the well-formed ids, duplicates folded (meaningful only when no issue was pushed).
+ */
 export function checkIds(
   field: string,
   ids: unknown,
-  max = MAX_IDS_PER_REQUEST,
-  allowEmpty = false,
+  issues: Issue[],
+  options: { max?: number; allowEmpty?: boolean } = {},
 ): string[] {
-  if (!Array.isArray(ids)) throw invalidField(field, 'must be an array of ids');
+  const { max = MAX_IDS_PER_REQUEST, allowEmpty = false } = options;
+  if (!Array.isArray(ids)) {
+    issues.push({ location: 'body', field, message: 'must be an array of ids' });
+    return [];
+  }
   if (ids.length > max)
-    throw new ApiError(400, 'too_many_ids', `${field} has ${ids.length} ids; at most ${max} per request.`, {
-      details: { issues: [{ location: 'body', field, message: `must have at most ${max} items` }] },
+    issues.push({
+      location: 'body',
+      field,
+      message: `has ${ids.length} ids; at most ${max} per request`,
+      code: 'too_many_ids',
     });
-  if (!allowEmpty && ids.length === 0) throw invalidField(field, 'must not be empty');
+  if (!allowEmpty && ids.length === 0) issues.push({ location: 'body', field, message: 'must not be empty' });
+  const good: string[] = [];
   ids.forEach((id, i) => {
-    if (typeof id !== 'string' || !ENTITY_ID.test(id))
-      throw invalidField(`${field}/${i}`, 'must be an id of 1-128 characters [A-Za-z0-9_.:-]');
+    if (typeof id === 'string' && ENTITY_ID.test(id)) good.push(id);
+    else
+      issues.push({
+        location: 'body',
+        field: `${field}/${i}`,
+        message: 'must be an id of 1-128 characters [A-Za-z0-9_.:-]',
+      });
   });
-  return [...new Set(ids as string[])];
+  return [...new Set(good)];
 }
 
-/** Checks event types against the catalogue of `entityType`. @throws ApiError 400 `unknown_event_type`. */
-export function checkEventTypes(entityType: EntityType, types: string[], field = 'event_types'): string[] {
-  if (types.length === 0) throw invalidField(field, 'must not be empty');
-  const unknown = types.filter((t) => !isKnownEventType(entityType, t));
-  if (unknown.length > 0)
-    throw new ApiError(400, 'unknown_event_type', `Not ${entityType} event types: ${unknown.join(', ')}.`, {
-      details: { issues: [{ location: 'body', field, message: `unknown: ${unknown.join(', ')}` }] },
-    });
-  return [...new Set(types)];
+/**
+ * Checks event types against the catalogue of `entityType`, pushing one issue per unknown type
+ * (`<field>/<i>`, code `unknown_event_type`) and one for an empty list.
+ * @returns the known types, duplicates folded.
+ */
+export function checkEventTypes(
+  entityType: EntityType,
+  types: string[],
+  issues: Issue[],
+  field = 'event_types',
+): string[] {
+  if (types.length === 0) issues.push({ location: 'body', field, message: 'must not be empty' });
+  types.forEach((t, i) => {
+    if (!isKnownEventType(entityType, t))
+      issues.push({
+        location: 'body',
+        field: `${field}/${i}`,
+        message: `is not a ${entityType} event type: ${t}`,
+        code: 'unknown_event_type',
+      });
+  });
+  return [...new Set(types.filter((t) => isKnownEventType(entityType, t)))];
 }
 
 /**
@@ -107,8 +137,12 @@ export class EnrollmentService {
   /**
    * Creates an enrollment. v2 needs `webhook_id`; v1 (`apiVersion: 'v1'`) has none and delivers to the partner's
    * legacy webhook.
+   * @param input `ids` 1-1,000 ids of 1-128 characters `[A-Za-z0-9_.:-]`; `event_types` from the catalogue of
+   *   `entityType`.
    * @returns the enrollment (201).
-   * @throws ApiError 400 (ids, event types), 404 unknown webhook, 422 webhook missing/out of scope/not active.
+   * @throws ApiError 400 listing every bad id and event type at once (`too_many_ids` / `unknown_event_type` when
+   *   that is the only kind of problem, else `validation_failed`); then 404 unknown webhook, 422 webhook missing,
+   *   out of scope or not active.
    */
   async create(
     who: TenantPrincipal,
@@ -117,8 +151,10 @@ export class EnrollmentService {
     apiVersion: 'v1' | 'v2' = 'v2',
   ): Promise<EnrollmentView> {
     const field = idsField(entityType);
-    const ids = checkIds(field, input.ids);
-    const eventTypes = checkEventTypes(entityType, input.event_types);
+    const issues: Issue[] = [];
+    const ids = checkIds(field, input.ids, issues);
+    const eventTypes = checkEventTypes(entityType, input.event_types, issues);
+    throwIfIssues(issues);
     return this.db.transaction(async (tx) => {
       const webhookId = apiVersion === 'v2' ? await this.checkWebhook(tx, who, input.webhook_id) : null;
       const now = this.clock.now();
@@ -207,7 +243,8 @@ export class EnrollmentService {
    * Updates `webhook_id`, `enrollment_key`, `event_types` and the entity list (`<type>_ids` replaces it;
    * `add_<type>_ids` / `remove_<type>_ids` change it; each at most 1,000 ids). Re-pointing a paused enrollment at an
    * active webhook makes it `active` again.
-   * @throws ApiError 400, 404, 422 (webhook rules as on create; v1 enrollments have no webhook_id).
+   * @throws ApiError 400 listing every bad id and event type at once (as on create), 404, 422 (webhook rules as on
+   *   create; v1 enrollments have no webhook_id).
    */
   async update(
     who: TenantPrincipal,
@@ -223,17 +260,19 @@ export class EnrollmentService {
     },
   ): Promise<EnrollmentView> {
     const field = idsField(entityType);
-    const replace = input.ids === undefined ? undefined : checkIds(field, input.ids);
+    const issues: Issue[] = [];
+    const replace = input.ids === undefined ? undefined : checkIds(field, input.ids, issues);
     const add =
       input.addIds === undefined
         ? undefined
-        : checkIds(`add_${field}`, input.addIds, MAX_IDS_PER_REQUEST, true);
+        : checkIds(`add_${field}`, input.addIds, issues, { allowEmpty: true });
     const remove =
       input.removeIds === undefined
         ? undefined
-        : checkIds(`remove_${field}`, input.removeIds, MAX_IDS_PER_REQUEST, true);
+        : checkIds(`remove_${field}`, input.removeIds, issues, { allowEmpty: true });
     const eventTypes =
-      input.event_types === undefined ? undefined : checkEventTypes(entityType, input.event_types);
+      input.event_types === undefined ? undefined : checkEventTypes(entityType, input.event_types, issues);
+    throwIfIssues(issues);
     return this.db.transaction(async (tx) => {
       const current = await this.owned(tx, who, entityType, id);
       await tx.select({ id: enrollments.id }).from(enrollments).where(eq(enrollments.id, id)).for('update');

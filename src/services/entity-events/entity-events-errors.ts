@@ -1,4 +1,4 @@
-import { ApiError } from '../../platform/errors.ts';
+import { ApiError, type FieldIssue } from '../../platform/errors.ts';
 
 /**
  * Errors and `response_context` of the entity-events service (spec 002 section G: "All responses carry
@@ -39,11 +39,43 @@ export function formatEntityEventsError(error: ApiError, request: { id: string }
   return { body: { response_context: responseContext(request, 'failure'), error: err } };
 }
 
+/** Issue kinds that have an error code of their own (README, error table). */
+export type IssueCode = 'unknown_event_type' | 'too_many_ids';
+
+/**
+ * One problem of a request: `field` is a pointer into `location` (`events/3/data/amount`, `headers/0`). `code` marks
+ * an issue of a kind with its own error code.
+ */
+export interface Issue extends FieldIssue {
+  code?: IssueCode;
+}
+
+/**
+ * The 400 answer for a request with `issues` (at least one), every issue listed in `details.issues`. The error code
+ * is the issues' own `code` when every issue has the same one (`unknown_event_type`, `too_many_ids`); a request with
+ * several kinds of problems, or only plain ones, is `validation_failed`.
+ * @param message shown to the caller; defaults to the first issue and how many more there are.
+ */
+export function invalidRequest(issues: Issue[], message?: string): ApiError {
+  const first = issues[0];
+  const codes = new Set(issues.map((i) => i.code));
+  const only = codes.size === 1 ? [...codes][0] : undefined;
+  const text =
+    message ??
+    (first
+      ? `${first.field || first.location} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more problem(s))` : ''}.`
+      : 'The request is invalid.');
+  return new ApiError(400, only ?? 'validation_failed', text, { details: { issues } });
+}
+
+/** Throws {@link invalidRequest} when `issues` is not empty. @throws ApiError 400. */
+export function throwIfIssues(issues: Issue[], message?: string): void {
+  if (issues.length > 0) throw invalidRequest(issues, message);
+}
+
 /** 400 `validation_failed` about one field of the body. */
 export function invalidField(field: string, message: string): ApiError {
-  return new ApiError(400, 'validation_failed', `${field} ${message}.`, {
-    details: { issues: [{ location: 'body', field, message }] },
-  });
+  return invalidRequest([{ location: 'body', field, message }]);
 }
 
 /** 401: no `api_key` header, or an unknown or revoked key. */

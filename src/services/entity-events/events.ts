@@ -1,12 +1,13 @@
 import { and, count, desc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
-import { ApiError, type FieldIssue, ValidationError } from '../../platform/errors.ts';
+import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
-import { type EntityType, isKnownEventType, isRfc3339, requiredDataFields } from './catalogue.ts';
+import { checkEventData, type EntityType, isKnownEventType, isRfc3339 } from './catalogue.ts';
 import { events } from './db/schema.ts';
 import { checkEventTypes, checkIds } from './enrollments.ts';
+import { type Issue, invalidRequest, throwIfIssues } from './entity-events-errors.ts';
 
 /** At most this many entity ids per fetch-events request (spec limits table). */
 export const MAX_FETCH_IDS = 40;
@@ -85,44 +86,50 @@ export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promi
   return Number((result.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
 
-/** Validates one ingest item; pushes issues with `events/<i>/...` fields. */
-function checkIngestItem(item: unknown, i: number, issues: FieldIssue[]): IngestEvent | undefined {
-  const at = (f: string, message: string) =>
-    issues.push({ location: 'body', field: `events/${i}/${f}`, message });
-  if (!item || typeof item !== 'object') {
+/**
+ * Validates one ingest item, pushing every problem with a pointer `events/<i>/<field>` (`events/<i>/data/amount`):
+ * entity type and id, `event_name` in the catalogue of that entity type (an issue with code `unknown_event_type`),
+ * `event_time` RFC 3339 with an offset, and `data` against the field table of its type (catalogue.ts).
+ * @returns the normalised event, or undefined when the item has a problem.
+ */
+function checkIngestItem(item: unknown, i: number, issues: Issue[]): IngestEvent | undefined {
+  const at = (f: string, message: string, code?: Issue['code']) =>
+    issues.push({
+      location: 'body',
+      field: `events/${i}${f ? `/${f}` : ''}`,
+      message,
+      ...(code ? { code } : {}),
+    });
+  if (!item || typeof item !== 'object' || Array.isArray(item)) {
     at('', 'must be an object');
     return undefined;
   }
   const o = item as Record<string, unknown>;
   const before = issues.length;
   const entityType = o.entity_type;
-  if (entityType !== 'business' && entityType !== 'prospect')
-    at('entity_type', 'must be business or prospect');
+  const typed = entityType === 'business' || entityType === 'prospect';
+  if (!typed) at('entity_type', 'must be business or prospect');
   const entityId =
     o.entity_id ??
     (entityType === 'business' ? o.business_id : entityType === 'prospect' ? o.prospect_id : undefined);
   if (typeof entityId !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(entityId))
     at('entity_id', 'must be an id of 1-128 characters [A-Za-z0-9_.:-]');
-  if (typeof o.event_name !== 'string') at('event_name', 'is required');
-  else if (
-    (entityType === 'business' || entityType === 'prospect') &&
-    !isKnownEventType(entityType, o.event_name)
-  )
-    at('event_name', `is not a ${entityType} event type`);
+  const eventName = o.event_name;
+  const known = typed && typeof eventName === 'string' && isKnownEventType(entityType, eventName);
+  if (typeof eventName !== 'string' || eventName === '') at('event_name', 'is required');
+  else if (typed && !known)
+    at('event_name', `is not a ${entityType} event type: ${eventName}`, 'unknown_event_type');
   if (typeof o.event_time !== 'string' || !isRfc3339(o.event_time))
     at('event_time', 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)');
   if (!o.data || typeof o.data !== 'object' || Array.isArray(o.data)) at('data', 'must be an object');
-  else if (typeof o.event_name === 'string') {
-    const missing = requiredDataFields(o.event_name).filter(
-      (f) => (o.data as Record<string, unknown>)[f] === undefined,
-    );
-    if (missing.length > 0) at('data', `misses ${missing.join(', ')} for ${o.event_name}`);
-  }
+  else if (known)
+    for (const d of checkEventData(eventName, o.data as Record<string, unknown>))
+      at(`data/${d.path}`, d.message);
   if (issues.length > before) return undefined;
   return {
     entity_type: entityType as EntityType,
     entity_id: entityId as string,
-    event_name: o.event_name as string,
+    event_name: eventName as string,
     event_time: new Date(o.event_time as string).toISOString(),
     data: o.data as Record<string, unknown>,
   };
@@ -138,23 +145,24 @@ export class EventStore {
   /**
    * Stores a batch of events all-or-nothing (every item validated first) and fans each out to its deliveries in the
    * same transaction.
+   * @param items the batch: objects `{entity_type, entity_id (or business_id/prospect_id), event_name, event_time
+   *   (RFC 3339), data}`; `data` is checked against the field table of its type (catalogue.ts).
    * @returns the stored events and the number of deliveries created.
-   * @throws ValidationError 400 listing every bad item; ApiError 400 `batch_too_large` above 1,000.
+   * @throws ApiError 400 listing every problem of every item in `details.issues` (code `unknown_event_type` when
+   *   unknown event names are the only problem, else `validation_failed`); 400 `batch_too_large` above 1,000.
+   *   Nothing is stored unless everything is: a database failure rolls back events, deliveries and jobs together.
    */
   async ingest(
     items: unknown,
     source: 'operator' | 'simulator',
   ): Promise<{ events: EventView[]; deliveries_created: number }> {
     if (!Array.isArray(items) || items.length === 0)
-      throw new ValidationError([
-        { location: 'body', field: 'events', message: 'must be a non-empty array' },
-      ]);
+      throw invalidRequest([{ location: 'body', field: 'events', message: 'must be a non-empty array' }]);
     if (items.length > MAX_INGEST_BATCH)
       throw new ApiError(400, 'batch_too_large', `At most ${MAX_INGEST_BATCH} events per batch.`);
-    const issues: FieldIssue[] = [];
+    const issues: Issue[] = [];
     const valid = items.map((item, i) => checkIngestItem(item, i, issues));
-    if (issues.length > 0)
-      throw new ValidationError(issues, `Invalid batch: ${issues.length} problem(s); nothing was stored.`);
+    throwIfIssues(issues, `Invalid batch: ${issues.length} problem(s); nothing was stored.`);
     const now = this.clock.now();
     const rows = (valid as IngestEvent[]).map((e) => ({
       id: prefixedHexId('ev'),
@@ -180,20 +188,23 @@ export class EventStore {
   /**
    * Fetch events on demand: up to 40 ids of `entityType`, optional event types, `from`/`to` (RFC 3339, inclusive),
    * newest first, paged.
-   * @throws ApiError 400 (ids, unknown types, bad range).
+   * @throws ApiError 400 listing every problem at once (ids, unknown types, bad or inverted range; the code is
+   *   `too_many_ids` or `unknown_event_type` when that is the only kind of problem, else `validation_failed`).
    */
   async fetch(
     entityType: EntityType,
     input: { ids: unknown; idsField: string; event_types?: string[]; from?: string; to?: string },
     page: PageRequest,
   ) {
-    const ids = checkIds(input.idsField, input.ids, MAX_FETCH_IDS);
+    const issues: Issue[] = [];
+    const ids = checkIds(input.idsField, input.ids, issues, { max: MAX_FETCH_IDS });
     const types =
-      input.event_types === undefined ? undefined : checkEventTypes(entityType, input.event_types);
-    const from = parseTime('from', input.from);
-    const to = parseTime('to', input.to);
+      input.event_types === undefined ? undefined : checkEventTypes(entityType, input.event_types, issues);
+    const from = parseTime('from', input.from, issues);
+    const to = parseTime('to', input.to, issues);
     if (from && to && from > to)
-      throw new ValidationError([{ location: 'body', field: 'from', message: 'must not be after to' }]);
+      issues.push({ location: 'body', field: 'from', message: 'must not be after to' });
+    throwIfIssues(issues);
     const where = and(
       eq(events.entityType, entityType),
       inArray(events.entityId, ids),
@@ -213,11 +224,15 @@ export class EventStore {
   }
 }
 
-function parseTime(field: string, raw: string | undefined): Date | undefined {
+function parseTime(field: string, raw: string | undefined, issues: Issue[]): Date | undefined {
   if (raw === undefined) return undefined;
-  if (!isRfc3339(raw))
-    throw new ValidationError([
-      { location: 'body', field, message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)' },
-    ]);
+  if (!isRfc3339(raw)) {
+    issues.push({
+      location: 'body',
+      field,
+      message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)',
+    });
+    return undefined;
+  }
   return new Date(Date.parse(raw));
 }

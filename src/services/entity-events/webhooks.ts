@@ -5,7 +5,7 @@ import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { deliveries, enrollments, webhooks } from './db/schema.ts';
-import { invalidField, notFound } from './entity-events-errors.ts';
+import { type Issue, notFound, throwIfIssues } from './entity-events-errors.ts';
 import { newWebhookSecret } from './signing.ts';
 import type { TenantPrincipal } from './tenants.ts';
 
@@ -44,44 +44,79 @@ export interface WebhookView {
   last_modified_time: string;
 }
 
-/** Parses `Header-Name: value` strings. @throws ApiError 400 naming the bad entry. */
-export function parseCustomHeaders(list: string[]): Record<string, string> {
-  if (list.length > MAX_HEADERS) throw invalidField('headers', `must have at most ${MAX_HEADERS} entries`);
+/**
+ * Checks `Header-Name: value` strings, pushing one issue per bad entry (`<field>/<i>`) and one for more than 20
+ * entries: names are RFC 7230 tokens, not a header the service sets itself, not repeated (case-insensitive); values
+ * have no control characters and at most 1,024 characters.
+ * @returns the well-formed headers as a name -> value record.
+ */
+export function checkCustomHeaders(
+  list: string[],
+  issues: Issue[],
+  field = 'headers',
+): Record<string, string> {
+  const bad = (f: string, message: string) => issues.push({ location: 'body', field: f, message });
+  if (list.length > MAX_HEADERS) bad(field, `must have at most ${MAX_HEADERS} entries`);
   const out: Record<string, string> = {};
   list.forEach((entry, i) => {
     const colon = entry.indexOf(':');
     const name = colon > 0 ? entry.slice(0, colon).trim() : '';
     const value = colon > 0 ? entry.slice(colon + 1).trim() : '';
-    if (!name || !TOKEN.test(name))
-      throw invalidField(`headers/${i}`, 'must be "Header-Name: value" with a valid header name');
+    if (!name || !TOKEN.test(name)) {
+      bad(`${field}/${i}`, 'must be "Header-Name: value" with a valid header name');
+      return;
+    }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
     if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || value.length > 1024)
-      throw invalidField(
-        `headers/${i}`,
-        'has a value with control characters or longer than 1024 characters',
-      );
-    if (RESERVED_HEADERS.has(name.toLowerCase()))
-      throw invalidField(`headers/${i}`, `cannot set ${name}: the service sets it`);
-    if (Object.keys(out).some((k) => k.toLowerCase() === name.toLowerCase()))
-      throw invalidField(`headers/${i}`, `repeats ${name}`);
-    out[name] = value;
+      bad(`${field}/${i}`, 'has a value with control characters or longer than 1024 characters');
+    else if (RESERVED_HEADERS.has(name.toLowerCase()))
+      bad(`${field}/${i}`, `cannot set ${name}: the service sets it`);
+    else if (Object.keys(out).some((k) => k.toLowerCase() === name.toLowerCase()))
+      bad(`${field}/${i}`, `repeats ${name}`);
+    else out[name] = value;
   });
   return out;
 }
 
-/** Validates a destination URL: absolute http(s), no credentials, at most 2048 characters. */
-export function validateWebhookUrl(raw: string, field = 'webhook_url'): string {
+/**
+ * Parses `Header-Name: value` strings (rules of {@link checkCustomHeaders}).
+ * @returns name -> value.
+ * @throws ApiError 400 `validation_failed` listing every bad entry.
+ */
+export function parseCustomHeaders(list: string[]): Record<string, string> {
+  const issues: Issue[] = [];
+  const out = checkCustomHeaders(list, issues);
+  throwIfIssues(issues);
+  return out;
+}
+
+/**
+ * Checks a destination URL, pushing an issue onto `issues` unless it is an absolute http(s) URL without
+ * credentials, at most 2048 characters.
+ */
+export function checkWebhookUrl(raw: string, issues: Issue[], field = 'webhook_url'): void {
+  const bad = (message: string) => issues.push({ location: 'body', field, message });
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalidField(field, 'must be an absolute http or https URL');
+    bad('must be an absolute http or https URL');
+    return;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw invalidField(field, 'must be an absolute http or https URL');
-  if (url.username || url.password) throw invalidField(field, 'must not carry credentials');
-  if (raw.length > 2048) throw invalidField(field, 'must be at most 2048 characters');
-  return raw;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') bad('must be an absolute http or https URL');
+  else if (url.username || url.password) bad('must not carry credentials');
+  else if (raw.length > 2048) bad('must be at most 2048 characters');
+}
+
+/**
+ * Checks the URL and headers of a create, update or v1 registration together, so every problem is reported at once.
+ * @throws ApiError 400 `validation_failed` listing every issue.
+ */
+function checkDestination(input: { webhook_url?: string; headers?: string[] }): void {
+  const issues: Issue[] = [];
+  if (input.webhook_url !== undefined) checkWebhookUrl(input.webhook_url, issues);
+  if (input.headers !== undefined) checkCustomHeaders(input.headers, issues);
+  throwIfIssues(issues);
 }
 
 /** The API form of a webhook row (never the secret). */
@@ -126,7 +161,8 @@ export class WebhookService {
   /**
    * Creates a v2 webhook. Names unique within the tenant; at most 10 per tenant.
    * @returns the webhook and its `webhook_secret` (shown here and on rotation only).
-   * @throws ApiError 400 bad headers/url; 409 `webhook_name_taken`; 422 `webhook_limit_reached`.
+   * @throws ApiError 400 listing every bad header and URL problem at once; 409 `webhook_name_taken`; 422
+   *   `webhook_limit_reached`.
    */
   async create(
     who: TenantPrincipal,
@@ -138,8 +174,7 @@ export class WebhookService {
       payload_format?: PayloadFormat;
     },
   ): Promise<WebhookView & { webhook_secret: string }> {
-    validateWebhookUrl(input.webhook_url);
-    parseCustomHeaders(input.headers ?? []);
+    checkDestination(input);
     const id = prefixedHexId('wh');
     const secret = newWebhookSecret();
     const now = this.clock.now();
@@ -234,7 +269,8 @@ export class WebhookService {
   /**
    * Updates name, description, url, headers, payload format or status (`disabled` keeps the destination and stops
    * deliveries; pending retries are cancelled when they come due).
-   * @throws ApiError 400, 404, 409 `webhook_name_taken`, 422 `legacy_webhook_read_only`.
+   * @throws ApiError 400 (every bad header and URL problem at once), 404, 409 `webhook_name_taken`, 422
+   *   `legacy_webhook_read_only`.
    */
   async update(
     who: TenantPrincipal,
@@ -248,8 +284,7 @@ export class WebhookService {
       status?: 'active' | 'disabled';
     },
   ): Promise<WebhookView> {
-    if (input.webhook_url !== undefined) validateWebhookUrl(input.webhook_url);
-    if (input.headers !== undefined) parseCustomHeaders(input.headers);
+    checkDestination(input);
     try {
       return await this.db.transaction(async (tx) => {
         const current = await this.getOwned(who, id, tx);
@@ -338,13 +373,14 @@ export class WebhookService {
   /**
    * v1: registers the partner's single legacy webhook. A new registration overrides the previous one (URL, headers)
    * and issues a new secret; the webhook id stays. v2 never touches it.
+   * @returns the legacy webhook and its new `webhook_secret`.
+   * @throws ApiError 400 listing every bad header and URL problem at once.
    */
   async registerLegacy(
     who: TenantPrincipal,
     input: { webhook_url: string; headers?: string[] },
   ): Promise<WebhookView & { webhook_secret: string }> {
-    validateWebhookUrl(input.webhook_url);
-    parseCustomHeaders(input.headers ?? []);
+    checkDestination(input);
     const secret = newWebhookSecret();
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {

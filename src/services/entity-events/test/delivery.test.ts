@@ -222,6 +222,36 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     assert.equal(d.status, 'succeeded');
   });
 
+  test('X-Timestamp 301 s ahead is rejected by the receiver (attempt logged, retried); 290 s ahead is accepted', async () => {
+    const w = await hook(keyA, '/ahead');
+    await enroll(keyA, w.webhook_id, ['aheadco', 'aheadco2'], ['new_funding_round']);
+    // X-Timestamp is whole seconds, rounded down: the clock is put on a second boundary so the header is at least
+    // 301 s ahead of the receiver's wall clock when it is signed (the receiver sees it a few ms later, still > 300).
+    clock.set(Math.ceil(Date.now() / 1000) * 1000 + 301_000);
+    await ingest('aheadco');
+    await platform.runDueJobs();
+    const [rejected] = await receiver.waitFor((l) => l.length >= 1);
+    assert.equal(rejected!.verified, false);
+    assert.match(rejected!.reason ?? '', /300 s window/);
+    assert.ok(Number(rejected!.timestamp) - rejected!.received_at_ms / 1000 > 299, 'ahead, not behind');
+    const d = await deliveryOf(keyA, w.webhook_id);
+    assert.equal(d.status, 'pending');
+    assert.equal(d.attempts[0].status_code, 401);
+    clock.set(Date.now() + 290_000);
+    await ingest('aheadco2');
+    await platform.runDueJobs();
+    const list = await receiver.waitFor((l) => l.length >= 2);
+    const accepted = list[1]!;
+    assert.equal(accepted.payload?.business_id, 'aheadco2');
+    assert.equal(accepted.verified, true, accepted.reason ?? '');
+    assert.ok(
+      Number(accepted.timestamp) - accepted.received_at_ms / 1000 > 280,
+      'well ahead of the receiver',
+    );
+    const statuses = (await deliveriesOf(keyA, w.webhook_id)).map((x) => x.status).sort();
+    assert.deepEqual(statuses, ['pending', 'succeeded']);
+  });
+
   test('retries follow the schedule (5 s, then 5 min, +-10 % jitter) and the attempt log records each attempt', async () => {
     const w = await hook(keyA, '/retry');
     await receiver.behavior('/retry', 500);
@@ -633,15 +663,40 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
       assert.equal(r.payload!.event_time, '2026-04-01T08:00:00.000Z');
       assert.ok((r.payload!.data as Record<string, unknown>).new_company);
     }
-    for (const simulation of [
-      { event_name: 'new_product', number_of_events: 11 },
-      { event_name: 'new_product', number_of_events: 0 },
-      { event_name: 'no_such_event', number_of_events: 1 },
-      { event_name: 'new_product', number_of_events: 1, event_time: 'yesterday' },
-    ]) {
+    const sentBefore = (await receiver.received()).length;
+    for (const [simulation, code, fields] of [
+      [
+        { event_name: 'new_product', number_of_events: 11 },
+        'validation_failed',
+        ['simulation/number_of_events'],
+      ],
+      [
+        { event_name: 'new_product', number_of_events: 0 },
+        'validation_failed',
+        ['simulation/number_of_events'],
+      ],
+      [{ event_name: 'no_such_event', number_of_events: 1 }, 'unknown_event_type', ['simulation/event_name']],
+      [
+        { event_name: 'new_product', number_of_events: 1, event_time: 'yesterday' },
+        'validation_failed',
+        ['simulation/event_time'],
+      ],
+      [
+        { event_name: 'no_such_event', number_of_events: 1, event_time: 'yesterday' },
+        'validation_failed',
+        ['simulation/event_name', 'simulation/event_time'],
+      ],
+    ] as const) {
       const bad = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA, { simulation });
       assert.equal(bad.statusCode, 400, JSON.stringify(simulation));
+      assert.equal(bad.json().error.code, code, JSON.stringify(simulation));
+      assert.deepEqual(
+        bad.json().error.details.issues.map((i: { field: string }) => i.field),
+        fields,
+        JSON.stringify(simulation),
+      );
     }
+    assert.equal((await receiver.received()).length, sentBefore, 'nothing is sent for a refused simulation');
     const emptyJson = await platform.app('entity-events').inject({
       method: 'POST',
       url: `/v2/webhooks/${w.webhook_id}/check_connectivity`,

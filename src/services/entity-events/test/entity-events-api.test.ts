@@ -1,11 +1,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
+import {
+  OutboundHttp,
+  type OutboundRequest,
+  type OutboundResponse,
+} from '../../../platform/outbound-http.ts';
 import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { entityEventsService } from '../index.ts';
 
+/** The platform's outbound client (SSRF guard included) that also records every URL it is asked to call. */
+class RecordingOutbound extends OutboundHttp {
+  readonly sent: string[] = [];
+  override async send(url: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
+    this.sent.push(url);
+    return super.send(url, req);
+  }
+}
+
 describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
   const clock = new ManualClock(Date.UTC(2026, 5, 1, 12, 0, 0));
+  const outbound = new RecordingOutbound({ allowPrivate: true, timeoutMs: 2000 });
   let platform: TestPlatform;
   let keyA: string;
   let keyB: string;
@@ -37,14 +52,17 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
   };
 
   before(async () => {
-    platform = await startTestPlatform({ services: [entityEventsService], clock });
+    platform = await startTestPlatform({ services: [entityEventsService], clock, outbound });
     keyA = platform.credentials('entity-events').apiKey as string;
     const res = await ops('POST', '/_ops/tenants', { name: 'Tenant B' });
     assert.equal(res.statusCode, 201, res.body);
     tenantB = res.json();
     keyB = res.json().api_key;
   });
-  after(async () => platform?.close());
+  after(async () => {
+    await platform?.close();
+    await outbound.close();
+  });
 
   describe('authentication and response_context', () => {
     test('the seeded demo key works; the tenant comes from the key', async () => {
@@ -142,6 +160,36 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         const res = await call('POST', '/v2/webhooks', keyA, { name: 'h-y', webhook_url: url });
         assert.equal(res.statusCode, 400, url);
       }
+      // Every problem at once: the URL and every bad header, each with its pointer, on create, update and v1.
+      const bad = {
+        webhook_url: 'ftp://a.test/x',
+        headers: ['NoColon', 'X-Fine: 1', 'X-Timestamp: 1', 'x-fine: 2', 'Bad Name: x'],
+      };
+      const expected = ['webhook_url', 'headers/0', 'headers/2', 'headers/3', 'headers/4'];
+      const fields = (res: { json(): { error: { details: { issues: { field: string }[] } } } }) =>
+        res.json().error.details.issues.map((i) => i.field);
+      const created = await call('POST', '/v2/webhooks', keyA, { name: 'h-all', ...bad });
+      assert.equal(created.statusCode, 400);
+      assert.equal(created.json().error.code, 'validation_failed');
+      assert.deepEqual(fields(created), expected);
+      assert.equal(created.json().response_context.request_status, 'failure');
+      const existing = await hook(keyA);
+      const patched = await call('PATCH', `/v2/webhooks/${existing.webhook_id}`, keyA, bad);
+      assert.equal(patched.statusCode, 400);
+      assert.deepEqual(fields(patched), expected);
+      assert.equal(
+        (await call('GET', `/v2/webhooks/${existing.webhook_id}`, keyA)).json().webhook_url,
+        existing.webhook_url,
+      );
+      const v1 = await call('POST', '/v1/webhooks', keyB, bad);
+      assert.equal(v1.statusCode, 400);
+      assert.deepEqual(fields(v1), expected);
+      assert.equal((await call('GET', '/v1/webhooks', keyB)).json().webhook, null, 'nothing registered');
+      const list = (await call('GET', '/v2/webhooks', keyA)).json().webhooks;
+      assert.ok(
+        list.every((w: { name: string }) => w.name !== 'h-all'),
+        'nothing created',
+      );
     });
 
     test('names are unique within the tenant (409) but not across tenants', async () => {
@@ -184,18 +232,70 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       );
     });
 
-    test("another tenant's webhook is 404 for every operation", async () => {
+    test("another tenant's webhook is 404 for every operation, deliveries and connectivity checks included (nothing sent)", async () => {
       const mine = await hook(keyA);
-      for (const [m, u, body] of [
-        ['GET', `/v2/webhooks/${mine.webhook_id}`, undefined],
-        ['PATCH', `/v2/webhooks/${mine.webhook_id}`, { name: 'stolen' }],
-        ['DELETE', `/v2/webhooks/${mine.webhook_id}`, undefined],
-        ['POST', `/v2/webhooks/${mine.webhook_id}/rotate_secret`, undefined],
+      const enrolled = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'xt',
+        webhook_id: mine.webhook_id,
+        event_types: ['new_product'],
+        business_ids: ['xt-1'],
+      });
+      assert.equal(enrolled.statusCode, 201, enrolled.body);
+      const stored = await ops('POST', '/_ops/events', {
+        events: [
+          {
+            entity_type: 'business',
+            entity_id: 'xt-1',
+            event_name: 'new_product',
+            event_time: '2026-05-01T00:00:00Z',
+            data: { product_name: 'x' },
+          },
+        ],
+      });
+      assert.equal(stored.json().deliveries_created, 1, stored.body);
+      const deliveryId = (await call('GET', `/v2/webhooks/${mine.webhook_id}/deliveries`, keyA)).json()
+        .deliveries[0].delivery_id as string;
+      assert.match(deliveryId, /^dl_/);
+      const theirs = await hook(keyB);
+      const sentBefore = outbound.sent.length;
+      const w = `/v2/webhooks/${mine.webhook_id}`;
+      for (const [m, u, body, code] of [
+        ['GET', w, undefined, 'webhook_not_found'],
+        ['PATCH', w, { name: 'stolen' }, 'webhook_not_found'],
+        ['DELETE', w, undefined, 'webhook_not_found'],
+        ['DELETE', `${w}?force=true`, undefined, 'webhook_not_found'],
+        ['POST', `${w}/rotate_secret`, undefined, 'webhook_not_found'],
+        ['POST', `${w}/check_connectivity`, undefined, 'webhook_not_found'],
+        [
+          'POST',
+          `${w}/check_connectivity`,
+          { simulation: { event_name: 'new_product', number_of_events: 2 } },
+          'webhook_not_found',
+        ],
+        ['GET', `${w}/deliveries`, undefined, 'webhook_not_found'],
+        ['GET', `${w}/deliveries/${deliveryId}`, undefined, 'webhook_not_found'],
+        ['POST', `${w}/deliveries/${deliveryId}/replay`, undefined, 'webhook_not_found'],
+        [
+          'GET',
+          `/v2/webhooks/${theirs.webhook_id}/deliveries/${deliveryId}`,
+          undefined,
+          'delivery_not_found',
+        ],
       ] as const) {
         const res = await call(m, u, keyB, body);
         assert.equal(res.statusCode, 404, `${m} ${u}`);
+        assert.equal(res.json().error.code, code, `${m} ${u}`);
+        assert.equal(res.json().response_context.request_status, 'failure');
       }
-      assert.equal((await call('GET', `/v2/webhooks/${mine.webhook_id}`, keyA)).statusCode, 200);
+      assert.deepEqual(outbound.sent.slice(sentBefore), [], 'no outbound POST for another tenant');
+      const theirList = (await call('GET', `/v2/webhooks/${theirs.webhook_id}/deliveries`, keyB)).json();
+      assert.deepEqual(theirList.deliveries, [], "the other tenant's list shows none of A's deliveries");
+      // The same calls with the owner's key succeed, and the connectivity check really goes out.
+      assert.equal((await call('GET', w, keyA)).statusCode, 200);
+      assert.equal((await call('GET', `${w}/deliveries/${deliveryId}`, keyA)).statusCode, 200);
+      const own = await call('POST', `${w}/check_connectivity`, keyA);
+      assert.equal(own.statusCode, 200, own.body);
+      assert.deepEqual(outbound.sent.slice(sentBefore), [mine.webhook_url]);
     });
 
     test('update: status disabled keeps the destination; rotate gives a new secret', async () => {
@@ -221,9 +321,37 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       const legacy = list.filter((w: { legacy: boolean }) => w.legacy);
       assert.equal(legacy.length, 1);
       assert.equal(legacy[0].webhook_url, 'http://legacy.test/two');
-      const patch = await call('PATCH', `/v2/webhooks/${legacy[0].webhook_id}`, keyA, { name: 'x' });
-      assert.equal(patch.statusCode, 422);
-      assert.equal(patch.json().error.code, 'legacy_webhook_read_only');
+      const sealed = async () =>
+        (
+          await platform.booted.database.pool.query(
+            'select secret_sealed, deleted_at from entity_events.webhooks where id = $1',
+            [legacy[0].webhook_id],
+          )
+        ).rows[0];
+      const before = await sealed();
+      const viewBefore = (await call('GET', '/v1/webhooks', keyA)).json().webhook;
+      for (const [m, u, body] of [
+        ['PATCH', `/v2/webhooks/${legacy[0].webhook_id}`, { name: 'x' }],
+        ['PATCH', `/v2/webhooks/${legacy[0].webhook_id}`, { status: 'disabled' }],
+        ['DELETE', `/v2/webhooks/${legacy[0].webhook_id}`, undefined],
+        ['DELETE', `/v2/webhooks/${legacy[0].webhook_id}?force=true`, undefined],
+        ['POST', `/v2/webhooks/${legacy[0].webhook_id}/rotate_secret`, undefined],
+      ] as const) {
+        const res = await call(m, u, keyA, body);
+        assert.equal(res.statusCode, 422, `${m} ${u}`);
+        assert.equal(res.json().error.code, 'legacy_webhook_read_only');
+        assert.equal(res.json().webhook_secret, undefined);
+        assert.equal(res.json().response_context.request_status, 'failure');
+      }
+      assert.deepEqual(await sealed(), before, 'same secret, not deleted');
+      assert.equal(before.deleted_at, null);
+      assert.deepEqual((await call('GET', '/v1/webhooks', keyA)).json().webhook, viewBefore, 'unchanged');
+      assert.ok(
+        (await call('GET', '/v2/webhooks', keyA))
+          .json()
+          .webhooks.some((w: { webhook_id: string }) => w.webhook_id === legacy[0].webhook_id),
+        'still listed',
+      );
       // v2 creation never overrides it
       await hook(keyA);
       const after = (await call('GET', '/v1/webhooks', keyA)).json().webhook;
@@ -409,6 +537,14 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       });
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.json().error.code, 'unknown_event_type');
+      assert.deepEqual(bad.json().error.details.issues, [
+        {
+          location: 'body',
+          field: 'event_types/0',
+          message: 'is not a business event type: prospect_changed_role',
+          code: 'unknown_event_type',
+        },
+      ]);
       const good = await call('POST', '/v2/prospects/events/enrollments', keyA, {
         enrollment_key: 'k',
         webhook_id: h.webhook_id,
@@ -430,6 +566,76 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         });
         assert.equal(ok.statusCode, 201, t);
       }
+    });
+
+    test('create and update report every bad id and every unknown event type at once; nothing is written', async () => {
+      const keyA = await freshKey();
+      const h = await hook(keyA);
+      const res = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'all-issues',
+        webhook_id: h.webhook_id,
+        event_types: ['new_product', 'nope', 'prospect_changed_role'],
+        business_ids: ['ok', 'bad id', 'ok-2', '', 'x'.repeat(129)],
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'validation_failed', 'ids and event types: two kinds of problem');
+      assert.deepEqual(
+        res
+          .json()
+          .error.details.issues.map((i: { field: string; code?: string }) => [i.field, i.code ?? null]),
+        [
+          ['business_ids/1', null],
+          ['business_ids/3', null],
+          ['business_ids/4', null],
+          ['event_types/1', 'unknown_event_type'],
+          ['event_types/2', 'unknown_event_type'],
+        ],
+      );
+      const tooManyAndBad = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'all-issues',
+        webhook_id: h.webhook_id,
+        event_types: ['nope'],
+        business_ids: [...ids(1000), 'bad id'],
+      });
+      assert.equal(tooManyAndBad.json().error.code, 'validation_failed');
+      assert.deepEqual(
+        tooManyAndBad.json().error.details.issues.map((i: { field: string }) => i.field),
+        ['business_ids', 'business_ids/1000', 'event_types/0'],
+      );
+      assert.equal(
+        (await call('GET', '/v2/businesses/events/enrollments', keyA)).json().enrollments.length,
+        0,
+      );
+      const created = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'k',
+        webhook_id: h.webhook_id,
+        event_types: ['new_product'],
+        business_ids: ['a'],
+      });
+      const url = `/v2/businesses/events/enrollments/${created.json().enrollment_id}`;
+      const patch = await call('PATCH', url, keyA, {
+        business_ids: ['ok', 'bad id'],
+        add_business_ids: ['bad/id'],
+        remove_business_ids: ['fine', 'no way'],
+        event_types: ['nope'],
+      });
+      assert.equal(patch.statusCode, 400);
+      assert.deepEqual(
+        patch.json().error.details.issues.map((i: { field: string }) => i.field),
+        ['business_ids/1', 'add_business_ids/0', 'remove_business_ids/1', 'event_types/0'],
+      );
+      assert.deepEqual((await call('GET', url, keyA)).json().business_ids, ['a'], 'unchanged');
+      const fetched = await call('POST', '/v2/businesses/events', keyA, {
+        business_ids: ['fine', 'bad id'],
+        event_types: ['nope'],
+        from: 'yesterday',
+        to: 'today',
+      });
+      assert.equal(fetched.statusCode, 400);
+      assert.deepEqual(
+        fetched.json().error.details.issues.map((i: { field: string }) => i.field),
+        ['business_ids/1', 'event_types/0', 'from', 'to'],
+      );
     });
 
     test('1,000 ids per request; 1,001 is 400; more can be added later (no cap on the total)', async () => {
@@ -554,10 +760,151 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         ],
       });
       assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'validation_failed', 'an unknown type and bad data: two kinds');
       const fields = res.json().error.details.issues.map((i: { field: string }) => i.field);
-      assert.deepEqual(fields, ['events/1/event_name', 'events/2/data']);
+      assert.deepEqual(fields, [
+        'events/1/event_name',
+        'events/2/data/funding_date',
+        'events/2/data/amount',
+        'events/2/data/investors',
+      ]);
       const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['atomic-1'] });
       assert.equal(fetched.json().events.length, 0);
+    });
+
+    test('data is type-checked per event type: a wrongly typed funding round is refused, every issue pointed at, nothing stored', async () => {
+      const res = await ops('POST', '/_ops/events', {
+        events: [
+          ev('typed-1', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'fine' }),
+          ev('typed-1', 'new_funding_round', '2026-05-01T00:00:00Z', {
+            funding_stage: 7,
+            funding_date: '01/05/2026',
+            amount: 2500000.5,
+            investors: 'Accel, a16z',
+            currency: 'EUR',
+          }),
+          ev('typed-1', 'new_funding_round', '2026-05-01T00:00:00Z', {
+            ...funding,
+            amount: -100,
+            investors: ['Accel', 42],
+          }),
+          ev('typed-1', 'hiring_in_legal_department', '2026-05-01T00:00:00Z', {
+            department: 'legal',
+            open_positions: '12',
+          }),
+        ],
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'validation_failed');
+      assert.equal(res.json().response_context.request_status, 'failure');
+      assert.deepEqual(
+        res.json().error.details.issues.map((i: { field: string }) => i.field),
+        [
+          'events/1/data/funding_stage',
+          'events/1/data/funding_date',
+          'events/1/data/amount',
+          'events/1/data/investors',
+          'events/1/data/currency',
+          'events/2/data/amount',
+          'events/2/data/investors/1',
+          'events/3/data/open_positions',
+        ],
+      );
+      const amount = res
+        .json()
+        .error.details.issues.find((i: { field: string }) => i.field === 'events/2/data/amount');
+      assert.match(amount.message, /non-negative integer \(whole US dollars\)/);
+      const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['typed-1'] });
+      assert.equal(fetched.json().events.length, 0, 'nothing stored, not even the valid item');
+      const ok = await ops('POST', '/_ops/events', {
+        events: [ev('typed-1', 'new_funding_round', '2026-05-01T00:00:00Z', { ...funding, currency: 'USD' })],
+      });
+      assert.equal(ok.statusCode, 201, ok.body);
+    });
+
+    test('an event type outside the catalogue of its entity type is 400 unknown_event_type with its pointer', async () => {
+      const res = await ops('POST', '/_ops/events', {
+        events: [
+          ev('unknown-1', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'p' }),
+          ev('unknown-1', 'no_such_event', '2026-05-01T00:00:00Z'),
+          ev('unknown-1', 'prospect_changed_role', '2026-05-01T00:00:00Z', {
+            previous_title: 'a',
+            new_title: 'b',
+          }),
+        ],
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'unknown_event_type');
+      assert.deepEqual(
+        res.json().error.details.issues.map((i: { field: string; code: string }) => [i.field, i.code]),
+        [
+          ['events/1/event_name', 'unknown_event_type'],
+          ['events/2/event_name', 'unknown_event_type'],
+        ],
+      );
+      const fetched = await call('POST', '/v2/businesses/events', keyA, { business_ids: ['unknown-1'] });
+      assert.equal(fetched.json().events.length, 0);
+    });
+
+    test('events, deliveries and jobs commit together: a failing delivery insert stores no event of the batch (5xx, nothing leaked)', async () => {
+      const pool = platform.booted.database.pool;
+      const h = await hook(keyA);
+      const enrolled = await call('POST', '/v2/businesses/events/enrollments', keyA, {
+        enrollment_key: 'txn',
+        webhook_id: h.webhook_id,
+        event_types: ['new_product'],
+        business_ids: ['txn-ok', 'txn-boom'],
+      });
+      assert.equal(enrolled.statusCode, 201, enrolled.body);
+      const counts = async () =>
+        (
+          await pool.query(
+            `select (select count(*)::int from entity_events.events where entity_id like 'txn-%') as events,
+                    (select count(*)::int from entity_events.deliveries d join entity_events.events e
+                       on e.id = d.event_id where e.entity_id like 'txn-%') as deliveries,
+                    (select count(*)::int from graphile_worker._private_jobs) as jobs`,
+          )
+        ).rows[0];
+      const before = await counts();
+      await pool.query(`
+        create function entity_events.test_fail_delivery() returns trigger language plpgsql as $$
+        begin
+          if exists (select 1 from entity_events.events e where e.id = new.event_id and e.entity_id = 'txn-boom') then
+            raise exception 'test trigger: internal detail xyzzy';
+          end if;
+          return new;
+        end $$;
+        create trigger test_fail_delivery before insert on entity_events.deliveries
+          for each row execute function entity_events.test_fail_delivery();`);
+      try {
+        const res = await ops('POST', '/_ops/events', {
+          events: [
+            ev('txn-ok', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'a' }),
+            ev('txn-boom', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'b' }),
+          ],
+        });
+        assert.equal(res.statusCode, 500);
+        assert.equal(res.json().error.code, 'internal');
+        assert.equal(res.json().response_context.request_status, 'failure');
+        assert.equal(res.json().response_context.correlation_id, res.headers['x-request-id']);
+        assert.doesNotMatch(
+          res.body,
+          /xyzzy|trigger|entity_events|deliveries|insert/i,
+          'no internals echoed',
+        );
+        assert.deepEqual(await counts(), before, 'no event, delivery or job of the batch is stored');
+      } finally {
+        await pool.query(`drop trigger if exists test_fail_delivery on entity_events.deliveries;
+          drop function if exists entity_events.test_fail_delivery();`);
+      }
+      const again = await ops('POST', '/_ops/events', {
+        events: [
+          ev('txn-ok', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'a' }),
+          ev('txn-boom', 'new_product', '2026-05-01T00:00:00Z', { product_name: 'b' }),
+        ],
+      });
+      assert.equal(again.statusCode, 201, 'the same batch is stored once the fault is gone');
+      assert.equal(again.json().deliveries_created, 2);
     });
 
     test('times must be RFC 3339 with an offset (no server-local guessing, no rolled-over dates)', async () => {
