@@ -159,7 +159,8 @@ export class OddsCatalog {
    * `delta_last_id` is the cursor for the next call: the last returned id when `has_more`, otherwise the newest id
    * scanned (so a filtered client moves past changes it does not want).
    * @throws ApiError 400 `unknown_cursor` when `lastId` is beyond the newest change; 400 `stale_cursor` when the first
-   *   change after `lastId` is older than 30 minutes (the client missed changes no longer served: re-bootstrap).
+   *   change after `lastId` was written more than 30 minutes ago (the client missed changes no longer served:
+   *   re-bootstrap).
    */
   async delta(
     q: DeltaQuery,
@@ -172,10 +173,12 @@ export class OddsCatalog {
         OddsErrorName.unknownCursor,
         `Delta cursor ${q.lastId} was never issued; re-bootstrap from the events endpoint and use its meta.delta_last_id.`,
       );
+    // The window counts from when the next change was written (`logged_at`), not from its own time: a backfilled
+    // history or an ingested price carries an earlier `recorded_at` and is still news to a client polling now.
     const [next] = await this.rows(
-      sql`select id, recorded_at from odds.changes where id > ${q.lastId} order by id limit 1`,
+      sql`select id, logged_at from odds.changes where id > ${q.lastId} order by id limit 1`,
     );
-    if (next && new Date(next.recorded_at as string).getTime() < this.clock.nowMs() - DELTA_WINDOW_MS)
+    if (next && new Date(next.logged_at as string).getTime() < this.clock.nowMs() - DELTA_WINDOW_MS)
       throw new ApiError(
         400,
         OddsErrorName.staleCursor,

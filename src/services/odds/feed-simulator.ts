@@ -2,9 +2,15 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import type { AppLogger } from '../../platform/logger.ts';
-import type { ChangeFeed } from './change-feed.ts';
+import { type ChangeFeed, lockChangeLog } from './change-feed.ts';
 import { writeEvents } from './odds-writer.ts';
-import { eventIds, eventStateAt, type ScheduledGame, SIMULATED_SPORTS, scheduleFor } from './simulator.ts';
+import {
+  eventIds,
+  eventUpdateSince,
+  type ScheduledGame,
+  SIMULATED_SPORTS,
+  scheduleFor,
+} from './simulator.ts';
 
 /** What one simulator step did. */
 export interface TickResult {
@@ -19,10 +25,13 @@ export interface TickResult {
 
 /**
  * Drives the simulator against the database: each {@link FeedSimulator.tick} computes, for the games of yesterday,
- * today and tomorrow (UTC) of every simulated sport, the state at the clock's time ({@link eventStateAt}) and writes
- * the difference (new events, status and score moves, price moves, closing at the start). Finished events are skipped.
- * Ticks are serialised across workers by the change-log lock, and idempotent: a second tick at the same time
- * changes nothing.
+ * today and tomorrow (UTC) of every simulated sport, the state at the clock's time and writes the difference (new
+ * events, status and score moves, price moves, closing at the start). Price moves since the game's last recorded price
+ * change are replayed ({@link eventUpdateSince}) and recorded at the time they happened, not at the tick: a game first
+ * seen after its markets opened (a fresh start, a restart after a pause) gets its opening prices and the prices of
+ * its last bucket before the start, so its openers and closing are right even when it is already under way. Finished
+ * events are skipped. Ticks are serialised across workers by the change-log lock, and idempotent: a second tick at
+ * the same time changes nothing.
  */
 export class FeedSimulator {
   constructor(
@@ -48,14 +57,32 @@ export class FeedSimulator {
     const now = this.clock.now();
     const games = this.gamesAround(now);
     const ids = games.map((g) => eventIds(this.seed, g).eventId);
-    const finished = await this.db.execute(
-      sql`select event_id from odds.events where status in ('STATUS_FINAL', 'STATUS_CANCELED')
-          and event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)))`,
-    );
-    const done = new Set((finished.rows as { event_id: string }[]).map((r) => r.event_id));
-    const updates = games.filter((_, i) => !done.has(ids[i]!)).map((g) => eventStateAt(this.seed, g, now));
-    if (updates.length === 0) return { events: 0, changes: 0, lastId: 0, touched: false };
-    const result = await this.db.transaction((tx) => writeEvents(tx, updates, now));
+    const result = await this.db.transaction(async (tx) => {
+      // Read under the change-log lock (writeEvents takes it again): another worker's tick commits before this read,
+      // so the replay starts after the moves it recorded.
+      await lockChangeLog(tx);
+      // Per known game: finished or not, and the time of its last recorded price change (the replay starts after it).
+      const known = await tx.execute(sql`
+        select e.event_id, e.status in ('STATUS_FINAL', 'STATUS_CANCELED') as done,
+          (select (extract(epoch from max(p.updated_at)) * 1000)::float8 from odds.prices p
+            where p.event_id = e.event_id) as last_price_ms
+        from odds.events e
+        where e.event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)))`);
+      const state = new Map(
+        (known.rows as { event_id: string; done: boolean; last_price_ms: number | null }[]).map((r) => [
+          r.event_id,
+          r,
+        ]),
+      );
+      const updates = games.flatMap((g, i) => {
+        const row = state.get(ids[i]!);
+        if (row?.done) return [];
+        const after = row?.last_price_ms == null ? null : new Date(Number(row.last_price_ms));
+        return [eventUpdateSince(this.seed, g, after, now)];
+      });
+      if (updates.length === 0) return { events: 0, changes: 0, lastId: 0, touched: false };
+      return writeEvents(tx, updates, now);
+    });
     if (result.touched) this.feed.committed(result.lastId);
     if (result.changes > 0) this.logger.debug({ changes: result.changes }, 'simulator tick');
     return result;

@@ -16,11 +16,27 @@ import {
 /** Most events per ingest request. */
 export const MAX_INGEST_EVENTS = 500;
 
-/** A price in the ingest body: integer American odds. `updated_at` is informational. */
+/**
+ * A price in the ingest body: integer American odds. `updated_at` (RFC 3339 with an offset) is when the source
+ * recorded this value: the price history records the change at that time (never later than the ingest, never before
+ * the price's previous change); without it, at the ingest time. `closed_at` likewise for a closed price.
+ */
 export interface IngestPrice {
   price: number;
   is_main_line?: boolean;
   closed?: boolean;
+  updated_at?: string;
+  closed_at?: string;
+}
+
+/** An RFC 3339 date-time with an offset (`Z` or `±hh:mm`): `Date.parse` would read one without as local time. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The instant of an RFC 3339 date-time, or undefined when `value` is not one. */
+function parseTimestamp(value: string): Date | undefined {
+  if (!RFC3339.test(value)) return undefined;
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /**
@@ -212,16 +228,24 @@ export class IngestService {
             const lat = `${pat}/lines/${li}`;
             if (values.has(l.value)) issue(`${lat}/value`, 'line value appears twice for this participant');
             values.add(l.value);
-            const prices: Record<number, { price: number; isMainLine: boolean; closed: boolean }> = {};
+            const prices: MarketInput['participants'][number]['lines'][number]['prices'] = {};
             for (const [book, price] of Object.entries(l.prices)) {
               if (!/^\d+$/.test(book) || !BOOK_IDS.has(Number(book)))
                 issue(`${lat}/prices/${book}`, `unknown sportsbook ${book}`);
               if (!Number.isInteger(price.price) || (price.price > -100 && price.price < 100))
                 issue(`${lat}/prices/${book}/price`, 'must be integer American odds (<= -100 or >= 100)');
+              const at = price.updated_at === undefined ? undefined : parseTimestamp(price.updated_at);
+              if (price.updated_at !== undefined && !at)
+                issue(`${lat}/prices/${book}/updated_at`, 'must be an RFC 3339 date-time with an offset');
+              const closedAt = price.closed_at === undefined ? undefined : parseTimestamp(price.closed_at);
+              if (price.closed_at !== undefined && !closedAt)
+                issue(`${lat}/prices/${book}/closed_at`, 'must be an RFC 3339 date-time with an offset');
               prices[Number(book)] = {
                 price: price.price,
                 isMainLine: price.is_main_line ?? true,
                 closed: price.closed === true,
+                ...(at ? { at } : {}),
+                ...(closedAt ? { closedAt } : {}),
               };
             }
             lines.push({ value: l.value, prices });

@@ -3,12 +3,23 @@ import type { Executor } from '../../platform/database.ts';
 import { ChangeFeed, lockChangeLog } from './change-feed.ts';
 import type { EventStatus, ParticipantType } from './reference-data.ts';
 
-/** One price of a line at one sportsbook, as written (integer American odds). */
+/**
+ * One price of a line at one sportsbook, as written (integer American odds). Times are clamped: never after the write
+ * time, and never before the price's previous recorded change (so each price's history stays in time order).
+ */
 export interface PriceInput {
   price: number;
+  /**
+   * Main line or alternate. Only lines with a value (spreads, totals, team totals, props) have alternates: on a line
+   * whose value is empty (moneyline, three-way, yes/no, double chance) the writer stores `true` whatever is sent.
+   */
   isMainLine: boolean;
   /** True when the line is off the board at this sportsbook. */
   closed?: boolean;
+  /** When this value was recorded at its source (the price's `updated_at`); default: the time of its snapshot. */
+  at?: Date;
+  /** When a closed price went off the board; default: the time of its snapshot. */
+  closedAt?: Date;
 }
 
 /** A market of an event to write: participants, their lines, and prices keyed by sportsbook id. */
@@ -56,10 +67,21 @@ export interface EventInput {
   simulation?: unknown;
 }
 
-/** An event with (some of) its markets. Markets not named are left as they are. */
+/** The state of (some of) an event's markets at one time: each market named is a full snapshot of that market. */
+export interface MarketSnapshot {
+  at: Date;
+  markets: MarketInput[];
+}
+
+/**
+ * An event with (some of) its markets at the write time. Markets not named are left as they are. `history` holds
+ * earlier snapshots, oldest first, replayed before `markets` with their own times (the simulator's backfill of a
+ * price history it did not write live).
+ */
 export interface EventUpdate {
   event: EventInput;
   markets: MarketInput[];
+  history?: MarketSnapshot[];
 }
 
 /** What a write changed: change ids `firstId..lastId` (0 when nothing changed). */
@@ -75,12 +97,36 @@ export interface WriteResult {
   touched: boolean;
 }
 
-interface ExistingPrice {
-  id: number;
-  price: number;
-  is_main_line: boolean;
-  closed: boolean;
+/** What a change row of a price names besides the price itself. */
+interface PriceKey {
+  lineId: number;
+  emId: number;
+  marketId: number;
+  periodId: number;
+  participantId: number;
+  participantType: string;
+  value: string;
+  book: number;
 }
+
+/** A price while a write replays its snapshots: its stored state, then every change applied in memory. */
+interface PriceState {
+  key: PriceKey;
+  /** Row id; null until a new price is inserted. */
+  id: number | null;
+  price: number;
+  isMainLine: boolean;
+  closed: boolean;
+  /** Time (ms) of the price's last recorded change (`prices.updated_at`). */
+  lastAt: number;
+  /** Time (ms) it went off the board, when closed. */
+  closedAt: number | null;
+  /** Differs from the stored row. */
+  dirty: boolean;
+}
+
+/** Most change rows per insert statement (keeps the JSON parameter of a large backfill small). */
+const CHANGE_INSERT_CHUNK = 5000;
 
 /**
  * Writes events, markets, lines and prices in the caller's transaction and appends every difference to the change
@@ -88,14 +134,28 @@ interface ExistingPrice {
  * `changed`, going off the board `closed`, coming back `reopened`; a status change of the event `status`, a score
  * change `score`. Holds the change-log lock, and sends the commit notification; call
  * {@link ChangeFeed.committed} with `lastId` after the commit.
- * @param now the time recorded for every change.
+ *
+ * Times: each change row carries `recorded_at`, the time of the change itself (what openers, closing and market
+ * history read), and `logged_at`, the write time `now` (what the delta feed's 30-minute window reads). A price's
+ * change is recorded at its {@link PriceInput.at} (or its snapshot's time), clamped to `[previous change of that
+ * price, now]`. The snapshots of {@link EventUpdate.history} are replayed first, oldest first, then `markets` at `now`;
+ * each market named in a snapshot is a full snapshot of that market (prices it no longer lists are closed at the
+ * snapshot's time). A price first seen already closed is recorded as `opened` at its time and then `closed` (at its
+ * {@link PriceInput.closedAt}), and an open price that arrives closed with a new value as `changed` then `closed`, so
+ * the snapshots (which read the non-`closed` rows) see the value it had on the board.
+ * @param now the write time: the time of status and score changes and the latest time any change may carry.
  */
 export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Date): Promise<WriteResult> {
   await lockChangeLog(tx);
   const changes: Record<string, unknown>[] = [];
   const ts = now.toISOString();
+  const nowMs = now.getTime();
+  /** A change time: `t`, not before `floor` (the price's previous change) and not after the write time. */
+  const clamp = (t: number, floor: number) => Math.min(nowMs, Math.max(t, floor));
+  /** Change rows of prices not yet inserted get their `price_id` after the insert. */
+  const pending: { row: Record<string, unknown>; state: PriceState }[] = [];
   let touched = false;
-  for (const { event, markets } of updates) {
+  for (const { event, markets, history } of updates) {
     const before = await tx.execute(
       sql`select status, score_away, score_home from odds.events where event_id = ${event.eventId} for update`,
     );
@@ -149,14 +209,20 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         recorded_at: ts,
       });
     }
-    if (markets.length === 0) continue;
+    const steps: MarketSnapshot[] = [...(history ?? []), { at: now, markets }].filter(
+      (s) => s.markets.length > 0,
+    );
+    if (steps.length === 0) continue;
 
-    // Markets and lines: insert the missing ones, then read back every id of the event.
+    // Markets and lines of every snapshot: insert the missing ones, then read back every id of the event.
+    const marketKeys = new Map<string, { market_id: number; period_id: number }>();
+    for (const s of steps)
+      for (const m of s.markets)
+        marketKeys.set(`${m.marketId}:${m.periodId}`, { market_id: m.marketId, period_id: m.periodId });
     await tx.execute(sql`
       insert into odds.event_markets (event_id, market_id, period_id)
       select ${event.eventId}, m.market_id, m.period_id
-      from jsonb_to_recordset(${JSON.stringify(markets.map((m) => ({ market_id: m.marketId, period_id: m.periodId })))}::jsonb)
-        as m(market_id int, period_id int)
+      from jsonb_to_recordset(${JSON.stringify([...marketKeys.values()])}::jsonb) as m(market_id int, period_id int)
       on conflict do nothing`);
     const marketRows = await tx.execute(
       sql`select id, market_id, period_id from odds.event_markets where event_id = ${event.eventId}`,
@@ -167,18 +233,26 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
       marketIdOf.set(`${r.market_id}:${r.period_id}`, Number(r.id));
       marketOfId.set(Number(r.id), { marketId: r.market_id, periodId: r.period_id });
     }
-    const namedMarkets = new Set(markets.map((m) => marketIdOf.get(`${m.marketId}:${m.periodId}`)!));
-    const lineRows: Record<string, unknown>[] = [];
-    for (const m of markets) {
-      const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
-      for (const p of m.participants)
-        for (const l of p.lines)
-          lineRows.push({ em: emId, pid: p.id, ptype: p.type, pname: p.name, value: l.value });
-    }
+    // One row per line key (a line may appear in several snapshots; the latest name wins).
+    const lineRows = new Map<string, Record<string, unknown>>();
+    for (const s of steps)
+      for (const m of s.markets) {
+        const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
+        for (const p of m.participants)
+          for (const l of p.lines)
+            lineRows.set(`${emId}:${p.type}:${p.id}:${l.value}`, {
+              em: emId,
+              pid: p.id,
+              ptype: p.type,
+              pname: p.name,
+              value: l.value,
+            });
+      }
     const linesWritten = await tx.execute(sql`
       insert into odds.lines (event_market_id, event_id, participant_id, participant_type, participant_name, value)
       select l.em, ${event.eventId}, l.pid, l.ptype, l.pname, l.value
-      from jsonb_to_recordset(${JSON.stringify(lineRows)}::jsonb) as l(em bigint, pid int, ptype text, pname text, value text)
+      from jsonb_to_recordset(${JSON.stringify([...lineRows.values()])}::jsonb)
+        as l(em bigint, pid int, ptype text, pname text, value text)
       on conflict (event_market_id, participant_type, participant_id, value)
       do update set participant_name = excluded.participant_name
       where odds.lines.participant_name <> excluded.participant_name
@@ -186,153 +260,196 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
     if (linesWritten.rows.length > 0) touched = true;
     const existing = await tx.execute(sql`
       select l.id as line_id, l.event_market_id, l.participant_id, l.participant_type, l.value,
-        p.id as price_id, p.sportsbook_id, p.price, p.is_main_line, p.closed_at is not null as closed
+        p.id as price_id, p.sportsbook_id, p.price, p.is_main_line,
+        (extract(epoch from p.closed_at) * 1000)::float8 as closed_ms,
+        (extract(epoch from p.updated_at) * 1000)::float8 as updated_ms
       from odds.lines l left join odds.prices p on p.line_id = l.id
       where l.event_id = ${event.eventId}`);
     const lineIdOf = new Map<string, number>();
-    const priceOf = new Map<string, ExistingPrice>();
-    const untouched = new Map<string, Record<string, unknown>>();
+    const states = new Map<string, PriceState>();
     for (const r of existing.rows as Record<string, unknown>[]) {
       const lineKey = `${r.event_market_id}:${r.participant_type}:${r.participant_id}:${r.value}`;
       lineIdOf.set(lineKey, Number(r.line_id));
-      if (r.price_id !== null) {
-        priceOf.set(`${r.line_id}:${r.sportsbook_id}`, {
-          id: Number(r.price_id),
-          price: Number(r.price),
-          is_main_line: r.is_main_line as boolean,
-          closed: r.closed as boolean,
-        });
-        if (!r.closed && namedMarkets.has(Number(r.event_market_id)))
-          untouched.set(`${r.line_id}:${r.sportsbook_id}`, r);
-      }
+      if (r.price_id === null) continue;
+      const market = marketOfId.get(Number(r.event_market_id))!;
+      states.set(`${r.line_id}:${r.sportsbook_id}`, {
+        key: {
+          lineId: Number(r.line_id),
+          emId: Number(r.event_market_id),
+          marketId: market.marketId,
+          periodId: market.periodId,
+          participantId: Number(r.participant_id),
+          participantType: String(r.participant_type),
+          value: String(r.value),
+          book: Number(r.sportsbook_id),
+        },
+        id: Number(r.price_id),
+        price: Number(r.price),
+        isMainLine: r.is_main_line as boolean,
+        closed: r.closed_ms !== null,
+        lastAt: Number(r.updated_ms),
+        closedAt: r.closed_ms === null ? null : Number(r.closed_ms),
+        dirty: false,
+      });
     }
 
-    const inserts: Record<string, unknown>[] = [];
-    const updatesRows: Record<string, unknown>[] = [];
-    for (const m of markets) {
-      const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
-      for (const p of m.participants) {
-        for (const l of p.lines) {
-          const lineId = lineIdOf.get(`${emId}:${p.type}:${p.id}:${l.value}`)!;
-          for (const [book, input] of Object.entries(l.prices)) {
-            const closed = input.closed === true;
-            const base = {
-              line_id: lineId,
-              sportsbook_id: Number(book),
-              price: input.price,
-              is_main_line: input.isMainLine,
-              closed,
-            };
-            const change = {
-              kind: 'price',
-              event_id: event.eventId,
-              sport_id: event.sportId,
-              line_id: lineId,
-              affiliate_id: Number(book),
-              market_id: m.marketId,
-              period_id: m.periodId,
-              participant_id: p.id,
-              participant_type: p.type,
-              line: l.value,
-              price: input.price,
-              is_main_line: input.isMainLine,
-              recorded_at: ts,
-            };
-            const current = priceOf.get(`${lineId}:${book}`);
-            untouched.delete(`${lineId}:${book}`);
-            if (!current) {
-              inserts.push(base);
-              changes.push({
-                ...change,
-                change_type: closed ? 'closed' : 'opened',
-                previous_price: null,
-                _new: true,
-              });
-            } else if (
-              current.price !== input.price ||
-              current.is_main_line !== input.isMainLine ||
-              current.closed !== closed
-            ) {
-              updatesRows.push({ id: current.id, ...base });
-              changes.push({
-                ...change,
-                price_id: current.id,
-                previous_price: current.price,
-                change_type:
-                  closed && !current.closed ? 'closed' : !closed && current.closed ? 'reopened' : 'changed',
-              });
+    const record = (
+      state: PriceState,
+      changeType: 'opened' | 'changed' | 'closed' | 'reopened',
+      at: number,
+      previousPrice: number | null,
+    ) => {
+      const k = state.key;
+      const row: Record<string, unknown> = {
+        kind: 'price',
+        change_type: changeType,
+        event_id: event.eventId,
+        sport_id: event.sportId,
+        price_id: state.id,
+        line_id: k.lineId,
+        affiliate_id: k.book,
+        market_id: k.marketId,
+        period_id: k.periodId,
+        participant_id: k.participantId,
+        participant_type: k.participantType,
+        line: k.value,
+        price: state.price,
+        previous_price: previousPrice,
+        is_main_line: state.isMainLine,
+        recorded_at: new Date(at).toISOString(),
+      };
+      changes.push(row);
+      if (state.id === null) pending.push({ row, state });
+      state.lastAt = at;
+      state.dirty = true;
+    };
+    const close = (state: PriceState, at: number) => {
+      state.closed = true;
+      state.closedAt = at;
+      record(state, 'closed', at, state.price);
+    };
+
+    for (const step of steps) {
+      const stepMs = step.at.getTime();
+      const named = new Set<number>();
+      const listed = new Set<string>();
+      for (const m of step.markets) {
+        const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
+        named.add(emId);
+        for (const p of m.participants) {
+          for (const l of p.lines) {
+            const lineId = lineIdOf.get(`${emId}:${p.type}:${p.id}:${l.value}`)!;
+            for (const [book, input] of Object.entries(l.prices)) {
+              const stateKey = `${lineId}:${book}`;
+              listed.add(stateKey);
+              const closed = input.closed === true;
+              // Lines without a value (moneyline-style) have no alternates: always the main line.
+              const isMainLine = l.value === '' ? true : input.isMainLine;
+              let state = states.get(stateKey);
+              const valueAt = clamp(input.at?.getTime() ?? stepMs, state?.lastAt ?? Number.NEGATIVE_INFINITY);
+              const closeAt = (from: number) => clamp(input.closedAt?.getTime() ?? stepMs, from);
+              if (!state) {
+                state = {
+                  key: {
+                    lineId,
+                    emId,
+                    marketId: m.marketId,
+                    periodId: m.periodId,
+                    participantId: p.id,
+                    participantType: p.type,
+                    value: l.value,
+                    book: Number(book),
+                  },
+                  id: null,
+                  price: input.price,
+                  isMainLine,
+                  closed: false,
+                  lastAt: valueAt,
+                  closedAt: null,
+                  dirty: true,
+                };
+                states.set(stateKey, state);
+                record(state, 'opened', valueAt, null);
+                if (closed) close(state, closeAt(valueAt));
+                continue;
+              }
+              const moved = state.price !== input.price || state.isMainLine !== isMainLine;
+              if (!moved && state.closed === closed) continue;
+              const previous = state.price;
+              state.price = input.price;
+              state.isMainLine = isMainLine;
+              if (closed && !state.closed) {
+                if (moved) record(state, 'changed', valueAt, previous);
+                close(state, closeAt(state.lastAt));
+              } else if (!closed && state.closed) {
+                state.closed = false;
+                state.closedAt = null;
+                record(state, 'reopened', valueAt, previous);
+              } else {
+                record(state, 'changed', valueAt, previous);
+              }
             }
           }
         }
       }
+      // A market named in a snapshot is a full snapshot: prices it no longer lists go off the board.
+      for (const [stateKey, state] of states)
+        if (!state.closed && named.has(state.key.emId) && !listed.has(stateKey))
+          close(state, clamp(stepMs, state.lastAt));
     }
-    // A market in an update is a full snapshot: prices it no longer lists go off the board.
-    for (const r of untouched.values()) {
-      const market = marketOfId.get(Number(r.event_market_id))!;
-      updatesRows.push({
-        id: Number(r.price_id),
-        line_id: Number(r.line_id),
-        sportsbook_id: Number(r.sportsbook_id),
-        price: Number(r.price),
-        is_main_line: r.is_main_line,
-        closed: true,
-      });
-      changes.push({
-        kind: 'price',
-        change_type: 'closed',
-        event_id: event.eventId,
-        sport_id: event.sportId,
-        price_id: Number(r.price_id),
-        line_id: Number(r.line_id),
-        affiliate_id: Number(r.sportsbook_id),
-        market_id: market.marketId,
-        period_id: market.periodId,
-        participant_id: Number(r.participant_id),
-        participant_type: r.participant_type,
-        line: r.value,
-        price: Number(r.price),
-        previous_price: Number(r.price),
-        is_main_line: r.is_main_line,
-        recorded_at: ts,
-      });
+
+    const inserts: PriceState[] = [];
+    const updatesRows: Record<string, unknown>[] = [];
+    const priceRow = (s: PriceState) => ({
+      id: s.id,
+      line_id: s.key.lineId,
+      sportsbook_id: s.key.book,
+      price: s.price,
+      is_main_line: s.isMainLine,
+      closed_at: s.closedAt === null ? null : new Date(s.closedAt).toISOString(),
+      updated_at: new Date(s.lastAt).toISOString(),
+    });
+    for (const s of states.values()) {
+      if (!s.dirty) continue;
+      if (s.id === null) inserts.push(s);
+      else updatesRows.push(priceRow(s));
     }
     if (inserts.length > 0) {
       const inserted = await tx.execute(sql`
         insert into odds.prices (line_id, event_id, sportsbook_id, price, is_main_line, closed_at, updated_at)
-        select v.line_id, ${event.eventId}, v.sportsbook_id, v.price, v.is_main_line,
-          case when v.closed then ${ts}::timestamptz end, ${ts}::timestamptz
-        from jsonb_to_recordset(${JSON.stringify(inserts)}::jsonb)
-          as v(line_id bigint, sportsbook_id int, price int, is_main_line boolean, closed boolean)
+        select v.line_id, ${event.eventId}, v.sportsbook_id, v.price, v.is_main_line, v.closed_at, v.updated_at
+        from jsonb_to_recordset(${JSON.stringify(inserts.map(priceRow))}::jsonb)
+          as v(line_id bigint, sportsbook_id int, price int, is_main_line boolean, closed_at timestamptz,
+            updated_at timestamptz)
         returning id, line_id, sportsbook_id`);
       const newId = new Map<string, number>();
       for (const r of inserted.rows as { id: string; line_id: string; sportsbook_id: number }[])
         newId.set(`${r.line_id}:${r.sportsbook_id}`, Number(r.id));
-      for (const c of changes)
-        if (c._new && c.event_id === event.eventId) {
-          c.price_id = newId.get(`${c.line_id}:${c.affiliate_id}`);
-          delete c._new;
-        }
+      for (const s of inserts) s.id = newId.get(`${s.key.lineId}:${s.key.book}`)!;
     }
     if (updatesRows.length > 0) {
       await tx.execute(sql`
-        update odds.prices p set price = v.price, is_main_line = v.is_main_line,
-          closed_at = case when v.closed then coalesce(p.closed_at, ${ts}::timestamptz) end,
-          updated_at = ${ts}::timestamptz
+        update odds.prices p set price = v.price, is_main_line = v.is_main_line, closed_at = v.closed_at,
+          updated_at = v.updated_at
         from jsonb_to_recordset(${JSON.stringify(updatesRows)}::jsonb)
-          as v(id bigint, price int, is_main_line boolean, closed boolean)
+          as v(id bigint, price int, is_main_line boolean, closed_at timestamptz, updated_at timestamptz)
         where p.id = v.id`);
     }
   }
+  for (const { row, state } of pending) row.price_id = state.id;
+  // Ids follow the recorded times within a write (stable: equal times keep their order, opened before closed).
+  changes.sort((a, b) => Date.parse(a.recorded_at as string) - Date.parse(b.recorded_at as string));
   let lastId = 0;
-  if (changes.length > 0) {
+  for (let i = 0; i < changes.length; i += CHANGE_INSERT_CHUNK) {
+    const chunk = changes.slice(i, i + CHANGE_INSERT_CHUNK);
     const result = await tx.execute(sql`
       insert into odds.changes (kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id,
         period_id, participant_id, participant_type, line, price, previous_price, is_main_line, event_status,
-        score_away, score_home, recorded_at)
+        score_away, score_home, recorded_at, logged_at)
       select kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id, period_id,
         participant_id, participant_type, line, price, previous_price, is_main_line, event_status, score_away,
-        score_home, recorded_at
-      from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb) as c(kind text, change_type text, event_id text,
+        score_home, recorded_at, ${ts}::timestamptz
+      from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as c(kind text, change_type text, event_id text,
         sport_id int, price_id bigint, line_id bigint, affiliate_id int, market_id int, period_id int,
         participant_id int, participant_type text, line text, price int, previous_price int, is_main_line boolean,
         event_status text, score_away int, score_home int, recorded_at timestamptz)

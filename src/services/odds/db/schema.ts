@@ -198,7 +198,8 @@ export const prices = oddsSchema.table(
 
 /**
  * The change log: every price change (`kind = 'price'`: `opened`, `changed`, `closed`, `reopened`) and every status or
- * score change (`kind = 'event'`). `id` is the delta cursor; price rows are the price history.
+ * score change (`kind = 'event'`). `id` is the delta cursor; price rows are the price history. `recorded_at` may be
+ * earlier than `logged_at` (a backfilled history, an ingested price with its own `updated_at`).
  */
 export const changes = oddsSchema.table(
   'changes',
@@ -222,7 +223,10 @@ export const changes = oddsSchema.table(
     eventStatus: text('event_status'),
     scoreAway: integer('score_away'),
     scoreHome: integer('score_home'),
+    /** When the change happened (a price's own time when the source gave one): the time of the price history. */
     recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull(),
+    /** When the change was written (the delta feed's 30-minute window counts from it). */
+    loggedAt: timestamp('logged_at', { withTimezone: true }).notNull(),
   },
   (t) => [
     index('changes_price_idx').on(t.priceId, t.recordedAt),
