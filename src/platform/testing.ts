@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import pg from 'pg';
 import type { Clock } from './clock.ts';
 import { loadConfig, type PlatformConfig } from './config.ts';
@@ -83,6 +84,8 @@ export interface TestPlatform {
  * Boots `services` on a fresh database with `clock`.
  * @param env extra environment (service settings such as COINS_UPSTREAM_URL).
  * @param listen bind each app to a free port on 127.0.0.1 (for real HTTP clients); default false (`inject()`).
+ * @param logLines when given, the platform logs at level `trace` and every JSON log line is appended there (to check
+ *   what a service logs); otherwise the level is `TEST_LOG_LEVEL` (default `silent`) on stdout.
  */
 export async function startTestPlatform(options: {
   services: ServiceDefinition[];
@@ -91,6 +94,7 @@ export async function startTestPlatform(options: {
   listen?: boolean;
   outbound?: OutboundHttp;
   runWorker?: boolean;
+  logLines?: string[];
 }): Promise<TestPlatform> {
   const database = await createTestDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'api-suite-test-'));
@@ -105,7 +109,18 @@ export async function startTestPlatform(options: {
     options.services.map((s) => ({ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort })),
   );
   for (const s of options.services) s.validateEnv?.(env);
-  const logger = createLogger((process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent');
+  const lines = options.logLines;
+  const logger = lines
+    ? createLogger(
+        'trace',
+        new Writable({
+          write(chunk, _encoding, done) {
+            lines.push(...String(chunk).split('\n').filter(Boolean));
+            done();
+          },
+        }),
+      )
+    : createLogger((process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent');
   let booted: BootedPlatform;
   try {
     booted = await bootServices({

@@ -3,21 +3,8 @@
  * merchant calls, the payer call, operator calls and JSON:API errors.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import type { Clock } from '../../../platform/clock.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { bootServices } from '../../../platform/runtime.ts';
-import {
-  createTestDatabase,
-  startTestPlatform,
-  TEST_OPERATOR_TOKEN,
-  type TestPlatform,
-} from '../../../platform/testing.ts';
+import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { paymentsService } from '../index.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -106,63 +93,6 @@ export function futureExpiry(clock: Clock): { expMonth: number; expYear: number 
 }
 
 /**
- * Boots the payments service like `startTestPlatform` does, but with a `trace`-level logger whose every JSON line
- * is appended to `lines` (to check what the service logs). HTTP through `inject()` only; no worker.
- */
-async function startPlatformWithLogs(
-  clock: Clock,
-  env: Record<string, string>,
-  lines: string[],
-): Promise<TestPlatform> {
-  const database = await createTestDatabase();
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'api-suite-test-'));
-  const fullEnv = { DATA_DIR: dataDir, ...env };
-  const config = loadConfig(fullEnv, {}, [
-    {
-      name: paymentsService.name,
-      envPrefix: paymentsService.envPrefix,
-      defaultPort: paymentsService.defaultPort,
-    },
-  ]);
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const booted = await bootServices({
-    config,
-    services: [paymentsService],
-    databaseUrl: database.url,
-    operatorToken: TEST_OPERATOR_TOKEN,
-    secretsKey: randomBytes(32),
-    logger: createLogger('trace', sink),
-    clock,
-    serveHttp: true,
-    listen: false,
-    runWorker: false,
-  });
-  return {
-    booted,
-    config,
-    database,
-    app: (name) => {
-      const app = booted.services.get(name)?.app;
-      if (!app) throw new Error(`service ${name} is not running`);
-      return app;
-    },
-    credentials: (name) => booted.services.get(name)?.credentials ?? {},
-    operatorAuth: `Bearer ${TEST_OPERATOR_TOKEN}`,
-    runDueJobs: () => booted.runDueJobs(),
-    async close() {
-      await booted.stop();
-      await database.drop().catch(() => undefined);
-      await fs.rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
  * Boots the payments service alone on a fresh database with `clock` (settle delay 0, a high payer rate limit).
  * @param options.logLines when given, every log line (level `trace`) is collected there.
  */
@@ -175,15 +105,14 @@ export async function startPayments(
     PAYMENTS_PAYER_RATE_LIMIT: '1000',
     ...(options.env ?? {}),
   };
-  const platform = options.logLines
-    ? await startPlatformWithLogs(clock, env, options.logLines)
-    : await startTestPlatform({
-        services: [paymentsService],
-        clock,
-        env,
-        listen: options.listen,
-        runWorker: options.runWorker,
-      });
+  const platform = await startTestPlatform({
+    services: [paymentsService],
+    clock,
+    env,
+    listen: options.listen,
+    runWorker: options.runWorker,
+    logLines: options.logLines,
+  });
   const app = platform.app('payments');
   const api: PaymentsHarness['api'] = (key, method, url, payload, headers = {}) =>
     app.inject({
