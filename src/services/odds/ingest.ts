@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import type { FieldIssue } from '../../platform/errors.ts';
 import { ChangeFeed } from './change-feed.ts';
+import { derivedEventUuid } from './event-uuid.ts';
 import { invalidFields } from './odds-errors.ts';
 import { type EventUpdate, type MarketInput, type WriteResult, writeEvents } from './odds-writer.ts';
 import {
@@ -46,6 +47,10 @@ function parseTimestamp(value: string): Date | undefined {
  */
 export interface IngestEvent {
   event_id: string;
+  /**
+   * Compatibility id of the source, served as given. Absent (or empty): the event keeps the one stored, and a new
+   * event gets {@link derivedEventUuid} (UUID v5 of `event_id`).
+   */
   event_uuid?: string;
   sport_id: number;
   event_date: string;
@@ -155,6 +160,18 @@ export class IngestService {
       for (const r of playerRows.rows as { id: number; sport_id: number }[])
         playerSport.set(Number(r.id), Number(r.sport_id));
     }
+    // `event_uuid` (compatibility only, spec F): the source's, else the one already stored, else derived.
+    const storedUuid = new Map<string, string>();
+    const askedEvents = [...new Set(events.map((e) => e.event_id))];
+    if (askedEvents.length > 0) {
+      const eventRows = await this.db.execute(
+        sql`select event_id, event_uuid from odds.events
+            where event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(askedEvents)}::jsonb)))`,
+      );
+      // A stored copy of the event_id is the fallback of earlier versions, not a UUID of the source.
+      for (const r of eventRows.rows as { event_id: string; event_uuid: string }[])
+        if (r.event_uuid !== r.event_id) storedUuid.set(r.event_id, r.event_uuid);
+    }
     const seen = new Set<string>();
     const updates: EventUpdate[] = [];
     events.forEach((e, i) => {
@@ -259,7 +276,7 @@ export class IngestService {
       updates.push({
         event: {
           eventId: e.event_id,
-          eventUuid: e.event_uuid ?? e.event_id,
+          eventUuid: e.event_uuid || (storedUuid.get(e.event_id) ?? derivedEventUuid(e.event_id)),
           sportId: e.sport_id,
           eventDate: date,
           rotationNumberAway: e.rotation_number_away ?? 0,

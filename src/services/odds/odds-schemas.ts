@@ -1,5 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { PLAN_NAMES } from './api-keys.ts';
+import { DELTA_DEFAULT_LIMIT, DELTA_MAX_LIMIT } from './catalog.ts';
+import { MAX_OFFSET_MINUTES } from './odds-query.ts';
 
 /** `{error, message}` (spec F errors; anchor TheRundown). */
 export const OddsErrorBody = Type.Object(
@@ -21,7 +23,11 @@ export const EventQuerySchema = Type.Object(
     ),
     offset: Type.Optional(
       Type.Integer({
-        description: 'Minutes added to midnight UTC for the day boundary (300 = UTC-5). Default 0.',
+        minimum: -MAX_OFFSET_MINUTES,
+        maximum: MAX_OFFSET_MINUTES,
+        description:
+          'Minutes added to midnight UTC for the day boundary (300 = UTC-5, -840 = UTC+14), an integer from -840 ' +
+          'to 840. Default 0.',
       }),
     ),
     event_status: Type.Optional(
@@ -210,7 +216,14 @@ export const DeltaQuerySchema = Type.Object(
     event_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
     affiliate_ids: Type.Optional(IdList('Sportsbook ids')),
     market_ids: Type.Optional(IdList('Market ids, at most 12')),
-    limit: Type.Optional(Type.Integer({ description: '1..5000, default 1000' })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: DELTA_MAX_LIMIT,
+        default: DELTA_DEFAULT_LIMIT,
+        description: 'Most changes per answer: an integer from 1 to 5000, default 1000.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

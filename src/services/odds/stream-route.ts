@@ -43,7 +43,8 @@ const set = <T>(raw: string | undefined, map: (s: string) => T): Set<T> | null =
  * `GET /api/v2/stream` (WebSocket): every committed price change (`{"type":"price","data":<change>}`) and status or
  * score change (`{"type":"status","data":<change>}`) that matches the query filters, from any instance (PostgreSQL
  * LISTEN/NOTIFY), in change-id order; `{"type":"heartbeat","ts":...}` every `heartbeatMs`. The first message is
- * `{"type":"hello","filters":...,"delta_last_id":...}`. Authenticated with `X-Odds-Key` (or `?key=`) before the upgrade.
+ * `{"type":"hello","filters":...,"delta_last_id":...}`. Authenticated with `X-Odds-Key` (or `?key=`) and counted
+ * against the key's requests per minute before the upgrade (401 / 429 instead of a socket).
  */
 export async function registerStreamRoute(
   app: ServiceApp,
