@@ -1,4 +1,6 @@
 import { randomInt } from 'node:crypto';
+import { FormatRegistry, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /**
  * The event-type catalogue (spec 002 section G; names from NOTES.md) and the `data` shape of each type.
@@ -86,157 +88,147 @@ export function eventTypesOf(entityType: EntityType): readonly string[] {
   return entityType === 'business' ? BUSINESS_EVENT_TYPES : PROSPECT_EVENT_TYPES;
 }
 
-/** The type of one `data` field (see {@link dataFieldsOf}). */
-export type DataFieldType =
-  /** A non-empty string of at most 2,000 characters; `oneOf` / `pattern` narrow it. */
-  | { kind: 'string'; oneOf?: readonly string[]; pattern?: RegExp; hint?: string }
-  /** A safe integer of at least `min`; `unit` is named in the message (whole USD, people, ...). */
-  | { kind: 'integer'; min: number; unit?: string }
-  /** A finite number (a percentage, for example). */
-  | { kind: 'number' }
-  /** A calendar date `YYYY-MM-DD` that exists. */
-  | { kind: 'date' }
-  /** An array of non-empty strings (each at most 2,000 characters). */
-  | { kind: 'string_array' }
-  /** A nested object with its own fields. */
-  | { kind: 'object'; fields: Readonly<Record<string, DataField>> };
+/**
+ * True for a calendar date `YYYY-MM-DD` that exists (2026-02-30 does not): RFC 3339 `full-date`, which is what JSON
+ * Schema's `date` format means. `Date` reads a well-formed but impossible date as a later one, so the round trip
+ * must give the same text back.
+ */
+const isCalendarDate = (value: string): boolean =>
+  /^\d{4}-\d{2}-\d{2}$/.test(value) &&
+  !Number.isNaN(Date.parse(value)) &&
+  new Date(value).toISOString().startsWith(value);
 
-/** One field of an event's `data`: its type and whether it must be present. */
-export interface DataField {
-  type: DataFieldType;
-  required: boolean;
-}
+// TypeBox's own checker knows no string formats; `date` is registered once per process (FormatRegistry is global,
+// and any registration of `date` means the same RFC 3339 full-date).
+if (!FormatRegistry.Has('date')) FormatRegistry.Set('date', isCalendarDate);
 
+// Every field schema carries a `description`: it documents the field and makes the issue message ("must be ...").
 const MAX_DATA_STRING = 2000;
-const req = (type: DataFieldType): DataField => ({ type, required: true });
-const opt = (type: DataFieldType): DataField => ({ type, required: false });
-const str: DataFieldType = { kind: 'string' };
-const date: DataFieldType = { kind: 'date' };
-const count: DataFieldType = { kind: 'integer', min: 0 };
-const usd: DataFieldType = { kind: 'integer', min: 0, unit: 'whole US dollars' };
-const currency: DataFieldType = {
-  kind: 'string',
-  oneOf: ['USD'],
-  hint: 'amounts are whole US dollars',
-};
+const text = Type.String({
+  minLength: 1,
+  maxLength: MAX_DATA_STRING,
+  pattern: '\\S',
+  description: `a non-empty string of at most ${MAX_DATA_STRING.toLocaleString('en-US')} characters`,
+});
+const date = Type.String({ format: 'date', description: 'a calendar date YYYY-MM-DD' });
+const integer = (minimum: number, description: string) =>
+  Type.Integer({ minimum, maximum: Number.MAX_SAFE_INTEGER, description });
+const count = integer(0, 'a non-negative integer');
+const usd = integer(0, 'a non-negative integer (whole US dollars)');
+/** One of `values` (a union of literals); `hint` is added to the message. */
+const oneOf = (values: readonly string[], hint?: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description: `${values.map((v) => JSON.stringify(v)).join(' or ')}${hint ? ` (${hint})` : ''}` },
+  );
+const currency = oneOf(['USD'], 'amounts are whole US dollars');
+const location = Type.Object(
+  {
+    city: Type.Optional(text),
+    country_code: Type.Optional(
+      Type.String({ pattern: '^[A-Z]{2}$', description: 'an ISO 3166-1 alpha-2 code' }),
+    ),
+  },
+  { description: 'an object' },
+);
+/** The `data` schema: fields outside `properties` are allowed (the feed may add some) and kept unchecked. */
+const data = (properties: TProperties): TObject => Type.Object(properties, { additionalProperties: true });
 
 /**
- * The field table of every catalogue type: what `data` carries, its types, and which fields are required. Fields not
- * in the table are allowed (the feed may add some) and not checked; optional fields may be omitted but, when present,
- * must have their type (`null` is not a value of any type).
+ * The `data` schema of every catalogue type: what `data` carries, its types, and which fields are required.
+ * Optional fields may be omitted but, when present, must have their type (`null` is not a value of any type).
  */
-function buildDataFields(eventName: string): Readonly<Record<string, DataField>> {
+function buildDataSchema(eventName: string): TObject {
   const size = /^(increase|decrease)_in_(.*)_department$/.exec(eventName);
   if (size)
-    return {
-      department: req({ kind: 'string', oneOf: [size[2]!], hint: 'the department of the event name' }),
-      headcount_before: req(count),
-      headcount_after: req(count),
-      change_percentage: opt({ kind: 'number' }),
-    };
+    return data({
+      department: oneOf([size[2]!], 'the department of the event name'),
+      headcount_before: count,
+      headcount_after: count,
+      change_percentage: Type.Optional(Type.Number({ description: 'a number' })),
+    });
   const hiring = /^hiring_in_(.*)_department$/.exec(eventName);
   if (hiring)
-    return {
-      department: req({ kind: 'string', oneOf: [hiring[1]!], hint: 'the department of the event name' }),
-      open_positions: req(count),
-      source: opt(str),
-    };
+    return data({
+      department: oneOf([hiring[1]!], 'the department of the event name'),
+      open_positions: count,
+      source: Type.Optional(text),
+    });
   switch (eventName) {
     case 'new_funding_round':
-      return {
-        funding_stage: req(str),
-        funding_date: req(date),
-        amount: req(usd),
-        investors: req({ kind: 'string_array' }),
-        currency: opt(currency),
-      };
+      return data({
+        funding_stage: text,
+        funding_date: date,
+        amount: usd,
+        investors: Type.Array(text, { description: 'an array of non-empty strings' }),
+        currency: Type.Optional(currency),
+      });
     case 'ipo_announcement':
-      return { exchange: req(str), ticker: req(str), ipo_date: opt(date) };
+      return data({ exchange: text, ticker: text, ipo_date: Type.Optional(date) });
     case 'new_investment':
-      return { investee_name: opt(str), amount: opt(usd), currency: opt(currency) };
+      return data({
+        investee_name: Type.Optional(text),
+        amount: Type.Optional(usd),
+        currency: Type.Optional(currency),
+      });
     case 'new_product':
-      return { product_name: opt(str), description: opt(str) };
+      return data({ product_name: Type.Optional(text), description: Type.Optional(text) });
     case 'new_office':
     case 'closing_office':
-      return {
-        location: opt({
-          kind: 'object',
-          fields: {
-            city: opt(str),
-            country_code: opt({
-              kind: 'string',
-              pattern: /^[A-Z]{2}$/,
-              hint: 'an ISO 3166-1 alpha-2 code',
-            }),
-          },
-        }),
-      };
+      return data({ location: Type.Optional(location) });
     case 'new_partnership':
-      return { partner_name: opt(str), announced_at: opt(date) };
+      return data({ partner_name: Type.Optional(text), announced_at: Type.Optional(date) });
     case 'employee_joined_company':
-      return { employee_title: opt(str), start_date: opt(date) };
+      return data({ employee_title: Type.Optional(text), start_date: Type.Optional(date) });
     case 'company_award':
-      return { award_name: opt(str), awarded_by: opt(str), award_date: opt(date) };
+      return data({
+        award_name: Type.Optional(text),
+        awarded_by: Type.Optional(text),
+        award_date: Type.Optional(date),
+      });
     case 'outages_and_security_breaches':
-      return { severity: opt({ kind: 'string', oneOf: ['low', 'medium', 'high'] }), summary: opt(str) };
+      return data({
+        severity: Type.Optional(oneOf(['low', 'medium', 'high'])),
+        summary: Type.Optional(text),
+      });
     case 'cost_cutting':
-      return { summary: opt(str), layoffs: opt(count) };
+      return data({ summary: Type.Optional(text), layoffs: Type.Optional(count) });
     case 'merger_and_acquisitions':
-      return {
-        counterparty_name: opt(str),
-        role: opt({ kind: 'string', oneOf: ['acquirer', 'target'] }),
-        announced_at: opt(date),
-      };
+      return data({
+        counterparty_name: Type.Optional(text),
+        role: Type.Optional(oneOf(['acquirer', 'target'])),
+        announced_at: Type.Optional(date),
+      });
     case 'lawsuits_and_legal_issues':
-      return { summary: opt(str), counterparty_name: opt(str) };
+      return data({ summary: Type.Optional(text), counterparty_name: Type.Optional(text) });
     case 'prospect_changed_role':
-      return { previous_title: req(str), new_title: req(str), company_name: opt(str) };
+      return data({ previous_title: text, new_title: text, company_name: Type.Optional(text) });
     case 'prospect_changed_company':
-      return { previous_company: req(str), new_company: req(str), new_title: opt(str) };
+      return data({ previous_company: text, new_company: text, new_title: Type.Optional(text) });
     case 'prospect_job_start_anniversary':
-      return {
-        company_name: req(str),
-        years: req({ kind: 'integer', min: 1, unit: 'years' }),
-        start_date: opt(date),
-      };
+      return data({
+        company_name: text,
+        years: integer(1, 'an integer of at least 1 (years)'),
+        start_date: Type.Optional(date),
+      });
     default:
-      return {};
+      return data({});
   }
 }
 
-const DATA_FIELDS: ReadonlyMap<string, Readonly<Record<string, DataField>>> = new Map(
-  [...BUSINESS_EVENT_TYPES, ...PROSPECT_EVENT_TYPES].map((name) => [name, buildDataFields(name)]),
+const DATA_SCHEMAS: ReadonlyMap<string, TObject> = new Map(
+  [...BUSINESS_EVENT_TYPES, ...PROSPECT_EVENT_TYPES].map((name) => [name, buildDataSchema(name)]),
 );
-
-/** The `data` field table of a catalogue event type (empty for a name outside the catalogue). */
-export function dataFieldsOf(eventName: string): Readonly<Record<string, DataField>> {
-  return DATA_FIELDS.get(eventName) ?? {};
-}
+const NO_FIELDS = data({});
 
 /**
- * Fields that `data` must carry for `eventName` (from {@link dataFieldsOf}). Department events name their
- * department; the funding round has `funding_stage`, `funding_date`, `amount` and `investors`.
+ * The TypeBox schema of `data` for a catalogue event type (an object with no known fields for a name outside the
+ * catalogue). `required` lists the fields `data` must carry: department events name their department; the funding
+ * round has `funding_stage`, `funding_date`, `amount` and `investors`. Other properties are allowed and unchecked.
  */
-export function requiredDataFields(eventName: string): string[] {
-  return Object.entries(dataFieldsOf(eventName))
-    .filter(([, f]) => f.required)
-    .map(([name]) => name);
+export function dataSchemaOf(eventName: string): TObject {
+  return DATA_SCHEMAS.get(eventName) ?? NO_FIELDS;
 }
-
-/** True for a calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
-export function isCalendarDate(value: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!m) return false;
-  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return (
-    day.getUTCFullYear() === Number(m[1]) &&
-    day.getUTCMonth() === Number(m[2]) - 1 &&
-    day.getUTCDate() === Number(m[3])
-  );
-}
-
-const isNonEmptyString = (v: unknown): v is string =>
-  typeof v === 'string' && v.trim() !== '' && v.length <= MAX_DATA_STRING;
 
 /** One problem of a `data` object: `path` is a pointer below `data` (`amount`, `investors/1`, `location/city`). */
 export interface DataIssue {
@@ -244,79 +236,37 @@ export interface DataIssue {
   message: string;
 }
 
-function checkValue(type: DataFieldType, value: unknown, path: string, out: DataIssue[]): void {
-  const bad = (message: string, at = path) => out.push({ path: at, message });
-  switch (type.kind) {
-    case 'string': {
-      if (!isNonEmptyString(value)) {
-        bad(`must be a non-empty string of at most ${MAX_DATA_STRING} characters`);
-        return;
-      }
-      const hint = type.hint ? ` (${type.hint})` : '';
-      if (type.oneOf && !type.oneOf.includes(value))
-        bad(`must be ${type.oneOf.map((v) => JSON.stringify(v)).join(' or ')}${hint}`);
-      else if (type.pattern && !type.pattern.test(value)) bad(`must be ${type.hint ?? type.pattern.source}`);
-      return;
-    }
-    case 'integer':
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < type.min)
-        bad(
-          `${type.min === 0 ? 'must be a non-negative integer' : `must be an integer of at least ${type.min}`}` +
-            `${type.unit ? ` (${type.unit})` : ''}`,
-        );
-      return;
-    case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) bad('must be a number');
-      return;
-    case 'date':
-      if (typeof value !== 'string' || !isCalendarDate(value)) bad('must be a calendar date YYYY-MM-DD');
-      return;
-    case 'string_array':
-      if (!Array.isArray(value)) {
-        bad('must be an array of non-empty strings');
-        return;
-      }
-      value.forEach((item, i) => {
-        if (!isNonEmptyString(item))
-          bad(`must be a non-empty string of at most ${MAX_DATA_STRING} characters`, `${path}/${i}`);
-      });
-      return;
-    case 'object':
-      if (!value || typeof value !== 'object' || Array.isArray(value)) {
-        bad('must be an object');
-        return;
-      }
-      checkFields(type.fields, value as Record<string, unknown>, `${path}/`, out);
-      return;
-  }
-}
-
-function checkFields(
-  fields: Readonly<Record<string, DataField>>,
-  data: Record<string, unknown>,
-  prefix: string,
-  out: DataIssue[],
-): void {
-  for (const [name, field] of Object.entries(fields)) {
-    const value = data[name];
-    if (value === undefined) {
-      if (field.required) out.push({ path: `${prefix}${name}`, message: 'is required' });
-      continue;
-    }
-    checkValue(field.type, value, `${prefix}${name}`, out);
-  }
-}
-
 /**
- * Checks `data` of a catalogue event against its field table ({@link dataFieldsOf}): every required field present,
- * every known field of its type (amounts non-negative integers in whole USD, dates `YYYY-MM-DD`, counts integers,
- * `investors` an array of strings, ...). Used on ingest; the simulator's {@link sampleData} passes it.
- * @returns every problem found, in table order (empty when `data` is valid). Never throws.
+ * Checks `data` of a catalogue event against its schema ({@link dataSchemaOf}) with TypeBox: every required field
+ * present, every known field of its type (amounts non-negative integers in whole USD, dates `YYYY-MM-DD` that exist,
+ * counts integers, `investors` an array of non-empty strings, `location` an object, ...). Used on ingest (spec 002
+ * section G, the data feed); the simulator's {@link sampleData} passes it.
+ * @returns every problem found, one per pointer (TypeBox may report several errors for one value; the first is
+ *   kept, a missing field says `is required`, the others `must be <the field's description>`), in the schema's field
+ *   order (empty when `data` is valid). Never throws.
  */
-export function checkEventData(eventName: string, data: Record<string, unknown>): DataIssue[] {
-  const out: DataIssue[] = [];
-  checkFields(dataFieldsOf(eventName), data, '', out);
-  return out;
+export function checkEventData(eventName: string, value: Record<string, unknown>): DataIssue[] {
+  const schema = dataSchemaOf(eventName);
+  if (Value.Check(schema, value)) return [];
+  const byPath = new Map<string, DataIssue>();
+  for (const error of Value.Errors(schema, value)) {
+    const path = error.path.slice(1); // a JSON pointer (`/investors/1`) made relative to `data`
+    const missing = error.type === ValueErrorType.ObjectRequiredProperty;
+    if (byPath.has(path) && !missing) continue;
+    const description: unknown = error.schema.description;
+    const message = missing
+      ? 'is required'
+      : typeof description === 'string'
+        ? `must be ${description}`
+        : error.message;
+    byPath.set(path, { path, message });
+  }
+  const fields = Object.keys(schema.properties);
+  const rank = (issue: DataIssue) => {
+    const i = fields.indexOf(issue.path.split('/')[0]!);
+    return i < 0 ? fields.length : i;
+  };
+  return [...byPath.values()].sort((a, b) => rank(a) - rank(b));
 }
 
 const pick = <T>(list: readonly T[]): T => list[randomInt(list.length)]!;

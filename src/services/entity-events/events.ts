@@ -89,7 +89,8 @@ export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promi
 /**
  * Validates one ingest item, pushing every problem with a pointer `events/<i>/<field>` (`events/<i>/data/amount`):
  * entity type and id, `event_name` in the catalogue of that entity type (an issue with code `unknown_event_type`),
- * `event_time` RFC 3339 with an offset, and `data` against the field table of its type (catalogue.ts).
+ * `event_time` RFC 3339 with an offset, and `data` against the TypeBox schema of its type (`dataSchemaOf` in
+ * catalogue.ts).
  * @returns the normalised event, or undefined when the item has a problem.
  */
 function checkIngestItem(item: unknown, i: number, issues: Issue[]): IngestEvent | undefined {
@@ -146,7 +147,7 @@ export class EventStore {
    * Stores a batch of events all-or-nothing (every item validated first) and fans each out to its deliveries in the
    * same transaction.
    * @param items the batch: objects `{entity_type, entity_id (or business_id/prospect_id), event_name, event_time
-   *   (RFC 3339), data}`; `data` is checked against the field table of its type (catalogue.ts).
+   *   (RFC 3339), data}`; `data` is checked against the schema of its type (catalogue.ts).
    * @returns the stored events and the number of deliveries created.
    * @throws ApiError 400 listing every problem of every item in `details.issues` (code `unknown_event_type` when
    *   unknown event names are the only problem, else `validation_failed`); 400 `batch_too_large` above 1,000.

@@ -3,33 +3,33 @@ import { describe, test } from 'node:test';
 import {
   BUSINESS_EVENT_TYPES,
   checkEventData,
-  dataFieldsOf,
+  dataSchemaOf,
   PROSPECT_EVENT_TYPES,
-  requiredDataFields,
   sampleData,
 } from '../catalogue.ts';
 import { checkEventTypes, checkIds } from '../enrollments.ts';
 import { type Issue, invalidRequest } from '../entity-events-errors.ts';
 import { checkCustomHeaders, parseCustomHeaders } from '../webhooks.ts';
 
-/** Pure validation rules (no database): the `data` field table, and collecting every issue of a request at once. */
+/** Pure validation rules (no database): the `data` schemas, and collecting every issue of a request at once. */
 describe('entity-events: validation rules', () => {
   const everyType = [...BUSINESS_EVENT_TYPES, ...PROSPECT_EVENT_TYPES];
 
-  test('the sampleData of every catalogue type passes its field table, which types every field it produces', () => {
+  test('the sampleData of every catalogue type passes its data schema, which types every field it produces', () => {
     // sampleData feeds the simulator (through ingest) and check_connectivity's mock events; it is random, so each
     // type is drawn many times and on several dates (leap day and year ends included).
     const times = ['2026-06-01T12:00:00Z', '2028-02-29T23:59:59Z', '2025-12-31T00:00:00Z'].map(
       (t) => new Date(t),
     );
     for (const name of everyType) {
-      const table = dataFieldsOf(name);
+      const schema = dataSchemaOf(name);
       for (const t of times)
         for (let n = 0; n < 40; n++) {
           const data = sampleData(name, t);
           assert.deepEqual(checkEventData(name, data), [], `${name}: ${JSON.stringify(data)}`);
-          for (const f of requiredDataFields(name)) assert.ok(f in data, `${name} sample has ${f}`);
-          for (const f of Object.keys(data)) assert.ok(f in table, `${name}: the table types ${f}`);
+          for (const f of schema.required ?? []) assert.ok(f in data, `${name} sample has ${f}`);
+          for (const f of Object.keys(data))
+            assert.ok(f in schema.properties, `${name}: the schema types ${f}`);
         }
     }
   });
@@ -67,8 +67,15 @@ describe('entity-events: validation rules', () => {
       'investors/2',
       'investors/4',
     ]);
-    for (const funding_date of ['2026-02-30', '2026-5-1', '2026-05-01T00:00:00Z', 20260501])
+    for (const funding_date of ['2026-02-30', '2026-02-29', '2026-5-1', '2026-05-01T00:00:00Z', 20260501])
       assert.deepEqual(paths({ ...good, funding_date }), ['funding_date'], String(funding_date));
+    assert.deepEqual(paths({ ...good, funding_date: '2028-02-29' }), [], 'a leap day');
+    for (const funding_stage of ['', '   ', 'x'.repeat(2001)])
+      assert.deepEqual(
+        checkEventData('new_funding_round', { ...good, funding_stage }),
+        [{ path: 'funding_stage', message: 'must be a non-empty string of at most 2,000 characters' }],
+        'one issue per field, however many checks it fails',
+      );
     assert.deepEqual(paths({}), ['funding_stage', 'funding_date', 'amount', 'investors']);
     assert.equal(checkEventData('new_funding_round', {})[0]!.message, 'is required');
     assert.deepEqual(
