@@ -311,13 +311,14 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     const { status, body } = await answer;
     assert.equal(status, 200, body);
     assert.equal(await cli.exited(15_000), 0);
-    const line = cli
+    const raw = cli
       .stdout()
       .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.reqId === 'drain-req-1' && l.msg === 'request');
+      .find((l) => l.includes('"drain-req-1"') && l.includes('"msg":"request"'));
+    const line = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
     assert.equal(line?.statusCode, 200, 'the drained request is logged with its request id');
+    assert.equal(line?.service, 'coins');
+    assert.equal(raw?.match(/"service":/g)?.length, 1, `one service key per line: ${raw}`);
   });
 
   test('migrate applies migrations and exits', async () => {

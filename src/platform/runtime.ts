@@ -164,7 +164,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
           publicUrl: ctx.publicUrl,
           formatError: definition.formatError,
           operatorToken: options.operatorToken,
-          logger: ctx.logger,
+          logger, // createServiceApp binds `service` itself (ctx.logger has it already: it would appear twice)
           tags: definition.tags,
           securitySchemes: definition.securitySchemes,
           bodyLimit: definition.bodyLimit,
