@@ -1,3 +1,4 @@
+import { integerVar, parseHttpUrl } from '../../platform/config.ts';
 import { ConfigError } from '../../platform/errors.ts';
 import type { UpstreamConfig } from './upstream.ts';
 
@@ -29,14 +30,7 @@ export function readOddsConfig(env: Readonly<Record<string, string | undefined>>
   };
   let upstream: UpstreamConfig | undefined;
   if (env.ODDS_UPSTREAM_URL) {
-    let url: URL;
-    try {
-      url = new URL(env.ODDS_UPSTREAM_URL);
-    } catch {
-      throw new ConfigError('ODDS_UPSTREAM_URL must be an http(s) URL');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new ConfigError('ODDS_UPSTREAM_URL must be an http(s) URL');
+    parseHttpUrl('ODDS_UPSTREAM_URL', env.ODDS_UPSTREAM_URL);
     if (!env.ODDS_UPSTREAM_KEY) throw new ConfigError('ODDS_UPSTREAM_KEY is required with ODDS_UPSTREAM_URL');
     const sports = (env.ODDS_UPSTREAM_SPORTS ?? '4').split(',').map((s) => Number(s.trim()));
     if (sports.some((s) => !Number.isInteger(s) || s < 1 || s > 1000))
@@ -47,7 +41,7 @@ export function readOddsConfig(env: Readonly<Record<string, string | undefined>>
     upstream,
     simulator: sim === 'on',
     seed: env.ODDS_SIM_SEED || 'api-suite',
-    intervalSeconds: num('ODDS_SIM_INTERVAL_SECONDS', 10, 1, 3600),
+    intervalSeconds: integerVar(env, 'ODDS_SIM_INTERVAL_SECONDS', 10, 1, 3600),
     heartbeatSeconds: num('ODDS_WS_HEARTBEAT_SECONDS', 15, 0.05, 300),
   };
 }

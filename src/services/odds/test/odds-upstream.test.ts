@@ -55,7 +55,15 @@ test('without an upstream the route is a 404; a bad key upstream is a 502; confi
   assertError(await bare.ops('POST', '/_ops/upstream/sync'), 404, 'not_found');
   assert.throws(() => readOddsConfig({ ODDS_UPSTREAM_URL: 'http://x' }), /ODDS_UPSTREAM_KEY/);
   assert.throws(() => readOddsConfig({ ODDS_UPSTREAM_URL: 'ftp://x', ODDS_UPSTREAM_KEY: 'k' }), /http/);
+  assert.throws(
+    () => readOddsConfig({ ODDS_UPSTREAM_URL: 'not a url', ODDS_UPSTREAM_KEY: 'k' }),
+    /ODDS_UPSTREAM_URL/,
+  );
   assert.throws(() => readOddsConfig({ ODDS_SIMULATOR: 'maybe' }), /ODDS_SIMULATOR/);
+  assert.throws(() => readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '2.5' }), /ODDS_SIM_INTERVAL_SECONDS/);
+  assert.throws(() => readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '3601' }), /ODDS_SIM_INTERVAL_SECONDS/);
+  assert.equal(readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '3600' }).intervalSeconds, 3600);
+  assert.equal(readOddsConfig({ ODDS_WS_HEARTBEAT_SECONDS: '0.05' }).heartbeatSeconds, 0.05);
   const wrongKey = await startOdds(new Date('2026-11-22T12:00:00Z'), {
     ODDS_UPSTREAM_URL: baseUrlOf(upstream.platform.app('odds')),
     ODDS_UPSTREAM_KEY: `odds_${'B'.repeat(43)}`,
