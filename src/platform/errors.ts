@@ -49,6 +49,36 @@ export class ValidationError extends ApiError {
   }
 }
 
+/** Most issues {@link describeIssues} names in one message. */
+export const MAX_DESCRIBED_ISSUES = 10;
+
+/**
+ * One line naming the issues, for error bodies that carry a message only (`{error, message}`):
+ * `body.amount must be ...; query.limit must be ... (and 3 more)`. Names at most `max` issues, in order.
+ * @param options.withLocation prefix each field with its location (`body.`, `query.`); default true.
+ */
+export function describeIssues(
+  issues: readonly FieldIssue[],
+  options: { max?: number; withLocation?: boolean } = {},
+): string {
+  const max = options.max ?? MAX_DESCRIBED_ISSUES;
+  const name = (i: FieldIssue) => {
+    const field = i.field.replace(/\//g, '.');
+    const where = options.withLocation === false ? field : [i.location, field].filter(Boolean).join('.');
+    return where ? `${where} ${i.message}` : i.message;
+  };
+  const shown = issues.slice(0, max).map(name).join('; ');
+  return issues.length > max ? `${shown} (and ${issues.length - max} more)` : shown;
+}
+
+/** 400 {@link ValidationError} whose message is `Invalid request: <every issue, see describeIssues>.` */
+export function invalidRequest(issues: FieldIssue[]): ValidationError {
+  return new ValidationError(
+    issues,
+    `Invalid request: ${issues.length > 0 ? describeIssues(issues) : 'invalid request'}.`,
+  );
+}
+
 /** The generic 500 answer: the message never echoes the underlying error. */
 export function internalError(cause?: unknown): ApiError {
   return new ApiError(

@@ -15,7 +15,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import { constantTimeEqual } from './crypto.ts';
-import { ApiError, type FieldIssue, internalError, ValidationError } from './errors.ts';
+import { ApiError, type FieldIssue, internalError, invalidRequest } from './errors.ts';
 import { requestId } from './ids.ts';
 import type { AppLogger } from './logger.ts';
 
@@ -96,6 +96,8 @@ function issuesFromValidation(error: FastifyError): FieldIssue[] {
       message = 'is not an allowed field';
     } else if (v.keyword === 'enum' && Array.isArray(params.allowedValues)) {
       message = `must be one of ${params.allowedValues.map((x) => JSON.stringify(x)).join(', ')}`;
+    } else if (v.keyword === 'const' && 'allowedValue' in params) {
+      message = `must be ${JSON.stringify(params.allowedValue)}`;
     }
     return { location, field, message };
   });
@@ -106,15 +108,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fe = error as FastifyError;
   if (fe && Array.isArray(fe.validation)) {
-    const issues = issuesFromValidation(fe);
-    const first = issues[0];
-    const summary = first
-      ? `${first.location}${first.field ? `.${first.field.replace(/\//g, '.')}` : ''} ${first.message}`
-      : 'invalid request';
-    return new ValidationError(
-      issues,
-      `Invalid request: ${summary}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}.`,
-    );
+    return invalidRequest(issuesFromValidation(fe));
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {

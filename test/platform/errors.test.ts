@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError, ConfigError, internalError, ValidationError } from '../../src/platform/errors.ts';
+import {
+  ApiError,
+  ConfigError,
+  describeIssues,
+  internalError,
+  ValidationError,
+} from '../../src/platform/errors.ts';
 import { toApiError } from '../../src/platform/http.ts';
 
 describe('platform: errors (ApiError, ValidationError, internalError, toApiError)', () => {
@@ -120,6 +126,45 @@ describe('platform: errors (ApiError, ValidationError, internalError, toApiError
       { location: 'query', field: 'sort', message: 'must be one of "asc", "desc"' },
       { location: 'query', field: 'zzz', message: 'is not an allowed field' },
     ]);
-    assert.equal(mapped.message, 'Invalid request: query.limit is required (and 2 more).');
+    assert.equal(
+      mapped.message,
+      'Invalid request: query.limit is required; query.sort must be one of "asc", "desc"; query.zzz is not an allowed field.',
+    );
+  });
+
+  test('an Ajv const error names the one allowed value', () => {
+    const fe = Object.assign(new Error('bad'), {
+      statusCode: 400,
+      validationContext: 'body',
+      validation: [
+        {
+          keyword: 'const',
+          instancePath: '/data/type',
+          params: { allowedValue: 'credential' },
+          message: 'x',
+        },
+      ],
+    });
+    const mapped = toApiError(fe) as ValidationError;
+    assert.deepEqual(mapped.issues, [
+      { location: 'body', field: 'data/type', message: 'must be "credential"' },
+    ]);
+  });
+
+  test('describeIssues names at most ten issues, then counts the rest; locations are optional', () => {
+    const issues = Array.from({ length: 12 }, (_, i) => ({
+      location: 'body',
+      field: `items/${i}`,
+      message: 'bad',
+    }));
+    const text = describeIssues(issues);
+    assert.equal(text.split('; ').length, 10);
+    assert.match(text, /^body\.items\.0 bad; body\.items\.1 bad;/);
+    assert.match(text, /body\.items\.9 bad \(and 2 more\)$/);
+    assert.equal(describeIssues(issues.slice(0, 1), { withLocation: false }), 'items.0 bad');
+    assert.equal(
+      describeIssues([{ location: 'body', field: '', message: 'must be an object' }]),
+      'body must be an object',
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { type FieldIssue, ValidationError } from '../../platform/errors.ts';
+import { describeIssues, type FieldIssue, ValidationError } from '../../platform/errors.ts';
 
 /** A coin entry in CoinGecko's `/coins/list?include_platform=true` format. */
 export interface CoinEntry {
@@ -95,10 +95,9 @@ export function parseCoinList(input: unknown): CoinEntry[] {
       out.push({ id, symbol, name, platforms });
   });
   if (issues.length > 0) {
-    const first = issues[0]!;
     throw new ValidationError(
       issues,
-      `The coin list is invalid: ${first.field} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more problems)` : ''}. Nothing was imported.`,
+      `The coin list is invalid: ${describeIssues(issues, { withLocation: false })}. Nothing was imported.`,
     );
   }
   return out;

@@ -1,4 +1,4 @@
-import { ApiError, type FieldIssue, ValidationError } from '../../platform/errors.ts';
+import { ApiError, type FieldIssue, invalidRequest, type ValidationError } from '../../platform/errors.ts';
 
 /**
  * Errors of the sports-odds service (spec F; anchor TheRundown: `{"error": "...", "message": "..."}`). `error` is a
@@ -72,16 +72,9 @@ export function invalid(location: string, field: string, message: string): Valid
   return invalidFields([{ location, field, message }]);
 }
 
-/** 400 `validation_error` listing every issue; the message names the first. */
+/** 400 `validation_error` naming every issue in its message (platform `invalidRequest`). */
 export function invalidFields(issues: FieldIssue[]): ValidationError {
-  const first = issues[0];
-  const summary = first
-    ? `${first.location}.${first.field.replace(/\//g, '.')} ${first.message}`
-    : 'invalid request';
-  return new ValidationError(
-    issues,
-    `Invalid request: ${summary}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}.`,
-  );
+  return invalidRequest(issues);
 }
 
 /** Renders any ApiError as `{error, message}` (platform codes mapped to this service's names). */

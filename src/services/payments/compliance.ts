@@ -140,7 +140,7 @@ export function assertCaseTransition(from: CaseStatus, to: CaseStatus): void {
       409,
       'invalid_state',
       `A compliance case in ${from} cannot move to ${to} (allowed: ${CASE_TRANSITIONS[from].join(', ') || 'none'}).`,
-      { details: { pointer: '/data/attributes/caseStatus' } },
+      { details: { pointer: '/caseStatus' } }, // the operator body is flat: {caseStatus, requirements?}
     );
   }
 }

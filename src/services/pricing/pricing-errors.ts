@@ -1,4 +1,4 @@
-import { ApiError, type FieldIssue, ValidationError } from '../../platform/errors.ts';
+import { ApiError, type FieldIssue, invalidRequest, type ValidationError } from '../../platform/errors.ts';
 
 /**
  * Errors of the pricing-plan service (spec document 001, section B, "Errors"): a flat body `{error, message}`, where
@@ -115,17 +115,10 @@ export function rateLimited(limitPerMinute: number, retryAfterSeconds: number): 
 
 /**
  * 400 `validation_error` for rules the request schema cannot express (decimal places, blank names, fields that must
- * agree). Every issue is reported; the message names the first one's field (`body.basePrice ...`).
+ * agree). Every issue is named in the message (`body.basePrice ...; body.name ...`).
  */
 export function invalidFields(issues: FieldIssue[]): ValidationError {
-  const first = issues[0];
-  const summary = first
-    ? `${first.location}.${first.field.replace(/\//g, '.')} ${first.message}`
-    : 'invalid request';
-  return new ValidationError(
-    issues,
-    `Invalid request: ${summary}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}.`,
-  );
+  return invalidRequest(issues);
 }
 
 /**

@@ -344,8 +344,8 @@ describe('coins: /api/v3/coins/list', () => {
       assert.match(msg, /\[1\]\.id/);
       assert.match(
         msg,
-        /and 2 more problems/,
-        'the bad id, the duplicate and the missing name are all found',
+        /\[1\]\.id must contain only .*; \[2\]\.id duplicates coin id "ok-coin-1"; \[3\]\.name is required/,
+        'the bad id, the duplicate and the missing name are all named',
       );
       const after = await ops('GET', '/_ops/coins/counts');
       assert.deepEqual(after.json(), before.json());

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import {
   BUSINESS_EVENT_TYPES,
@@ -113,6 +115,17 @@ describe('entity-events: validation rules', () => {
         name,
       );
     assert.deepEqual(checkEventData('new_product', {}), [], 'a type without required fields accepts {}');
+  });
+
+  test('the README lists exactly the catalogue event types', () => {
+    const readme = readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Event types'), readme.indexOf('## Error body'));
+    const listed = (label: string) => {
+      const line = section.split('\n').find((l) => l.startsWith(`- ${label} (`)) ?? '';
+      return [...line.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    };
+    assert.deepEqual(listed('Business'), [...BUSINESS_EVENT_TYPES]);
+    assert.deepEqual(listed('Prospect'), [...PROSPECT_EVENT_TYPES]);
   });
 
   test('headers: every bad entry is reported, each with its pointer', () => {
