@@ -17,6 +17,8 @@ import {
 declare module 'fastify' {
   interface FastifyRequest {
     depositKey?: KeyPrincipal;
+    /** The 401 of a supplied key that failed authentication, answered after the client address's rate limit. */
+    depositKeyRejection?: ApiError;
   }
 }
 
@@ -24,7 +26,9 @@ const errors = { 400: DepositErrorBody, 401: DepositErrorBody, 404: DepositError
 
 /**
  * Public routes under `/v1/stablecoin-gateway`. The optional key (`x-api-key`) is checked and the rate limit
- * applied in `onRequest`: per key when one is sent, per client address otherwise.
+ * applied in `onRequest`: per key when a valid one is sent, per client address otherwise. A key that fails
+ * authentication counts against the client address's limit before its 401 is answered, so past that limit key
+ * guessing gets 429 like any anonymous caller.
  */
 export async function registerDepositRoutes(
   app: ServiceApp,
@@ -33,10 +37,19 @@ export async function registerDepositRoutes(
   const authenticate = async (request: FastifyRequest) => {
     const header = request.headers[API_KEY_HEADER];
     if (header === undefined) return;
-    request.depositKey = await deps.keys.authenticate(
-      Array.isArray(header) ? (header[0] ?? '') : header,
-      'v1',
-    );
+    try {
+      request.depositKey = await deps.keys.authenticate(
+        Array.isArray(header) ? (header[0] ?? '') : header,
+        'v1',
+      );
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      // Counted as the client address (the rate limit runs next), then answered by `rejectInvalidKey`.
+      request.depositKeyRejection = err;
+    }
+  };
+  const rejectInvalidKey = async (request: FastifyRequest) => {
+    if (request.depositKeyRejection) throw request.depositKeyRejection;
   };
   const limit = app.rateLimit({
     timeWindow: 60_000,
@@ -55,7 +68,7 @@ export async function registerDepositRoutes(
   app.post(
     '/v1/stablecoin-gateway/deposit-addresses',
     {
-      onRequest: [authenticate, limit],
+      onRequest: [authenticate, limit, rejectInvalidKey],
       // The body is validated by the domain so that every failing field is reported at once, in one format.
       validatorCompiler: () => () => true,
       schema: {
@@ -82,7 +95,7 @@ export async function registerDepositRoutes(
   app.get(
     '/v1/stablecoin-gateway/deposit-addresses/:vaultAddress',
     {
-      onRequest: [authenticate, limit],
+      onRequest: [authenticate, limit, rejectInvalidKey],
       schema: {
         operationId: 'getDepositAddress',
         tags: ['deposit-addresses'],
