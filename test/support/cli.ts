@@ -1,88 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { freePort } from '../../src/platform/embedded-postgres.ts';
 import { implementedServices } from '../../src/services/index.ts';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-
-/** A running `api-suite` process started as `npm start` runs it (`tsx src/main.ts`). */
-export interface CliProcess {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves when stdout contains `text` (rejects on exit or after `timeoutMs`). */
-  waitFor(text: string, timeoutMs?: number): Promise<void>;
-  /** Resolves with the exit code (or 128+signal) within `timeoutMs`, else rejects. */
-  exited(timeoutMs?: number): Promise<number>;
-}
-
-/** Starts the CLI with `args` and `env` (added to a clean copy of this process's environment). */
-export function startCli(args: string[], env: Record<string, string | undefined>): CliProcess {
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (
-      v !== undefined &&
-      !['DATABASE_URL', 'SERVICES', 'OPERATOR_TOKEN', 'DATA_DIR', 'REDIS_URL'].includes(k)
-    )
-      childEnv[k] = v;
-  }
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), ...args], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString('utf8');
-  });
-  const exitPromise = new Promise<number>((resolve) => {
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 0)));
-  });
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    waitFor(text, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const started = Date.now();
-        const timer = setInterval(() => {
-          if (out.includes(text)) {
-            clearInterval(timer);
-            resolve();
-          } else if (child.exitCode !== null) {
-            clearInterval(timer);
-            reject(
-              new Error(
-                `exited with ${child.exitCode} before "${text}"\nstdout: ${out.slice(-2000)}\nstderr: ${err.slice(-2000)}`,
-              ),
-            );
-          } else if (Date.now() - started > timeoutMs) {
-            clearInterval(timer);
-            reject(
-              new Error(
-                `no "${text}" within ${timeoutMs} ms\nstdout: ${out.slice(-2000)}\nstderr: ${err.slice(-2000)}`,
-              ),
-            );
-          }
-        }, 50);
-      });
-    },
-    exited(timeoutMs = 20_000) {
-      return Promise.race([
-        exitPromise,
-        new Promise<number>((_, reject) =>
-          setTimeout(() => reject(new Error(`did not exit within ${timeoutMs} ms`)), timeoutMs).unref(),
-        ),
-      ]);
-    },
-  };
-}
+export { type CliProcess, ROOT, startCli } from '../../src/platform/testing-cli.ts';
 
 /** PIDs of `postgres` processes whose command line names `dataDir`. */
 export function postgresProcessesFor(dataDir: string): number[] {
