@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
 import { type CountableData, features, planFeatures, plans, projects } from './db/schema.ts';
@@ -79,21 +80,67 @@ type PlanFeatureRow = typeof planFeatures.$inferSelect;
  * Writes are validated before anything is written and run in one transaction that first locks the project row
  * (`SELECT ... FOR NO KEY UPDATE`), so the writes of one project are serialized: the 50-feature cap holds under
  * concurrent creates, and a duplicate never copies an assignment whose feature is being deleted. Reads take no lock.
+ *
+ * The same write bumps the project's `catalog_version`. `GET /plans`, the hot read, keeps its serialized answer per
+ * project and instance with the version it was read at, and each request asks PostgreSQL only for the current version
+ * (one indexed single-row read): a write committed on any instance is seen by the next request on every instance.
  */
 export class PricingCatalog {
+  /** Serialized `GET /plans` answers by project id, with the `catalog_version` they were read at. */
+  private readonly plansJson = new LRUCache<number, { version: number; json: string }>({
+    max: PLANS_CACHE_PROJECTS,
+  });
+  private readonly catalogVersion;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.catalogVersion = db
+      .select({ version: projects.catalogVersion })
+      .from(projects)
+      .where(eq(projects.id, sql.placeholder('projectId')))
+      .prepare('pricing_catalog_version');
+  }
 
-  /** Every plan of the project with its features, ordered by plan id (creation order). Spec B `GET /plans`. */
-  async listPlans(projectId: number): Promise<PlanView[]> {
-    const rows = await this.db
-      .select()
-      .from(plans)
-      .where(eq(plans.projectId, projectId))
-      .orderBy(asc(plans.id));
-    return this.planViews(this.db, rows, projectId);
+  /**
+   * Every plan of the project with its features, ordered by plan id (creation order). Spec B `GET /plans`. Read in
+   * one snapshot (repeatable read), with the project's `catalogVersion` at that snapshot (-1 for no such project).
+   */
+  async listPlans(projectId: number): Promise<{ version: number; plans: PlanView[] }> {
+    return this.db.transaction(
+      async (tx) => {
+        const [project] = await tx
+          .select({ version: projects.catalogVersion })
+          .from(projects)
+          .where(eq(projects.id, projectId));
+        const rows = await tx
+          .select()
+          .from(plans)
+          .where(eq(plans.projectId, projectId))
+          .orderBy(asc(plans.id));
+        return { version: project?.version ?? -1, plans: await this.planViews(tx, rows, projectId) };
+      },
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
+  }
+
+  /**
+   * The body of `GET /plans` (`{"plans":[PlanView...]}`, JSON text) for the project: the cached text while the
+   * project's `catalogVersion` is the one it was read at, otherwise read again ({@link listPlans}) and cached.
+   */
+  async listPlansJson(projectId: number): Promise<string> {
+    const [current] = await this.catalogVersion.execute({ projectId });
+    const version = current?.version ?? -1;
+    const hit = this.plansJson.get(projectId);
+    if (hit && hit.version === version) return hit.json;
+    const fresh = await this.listPlans(projectId);
+    const json = JSON.stringify({ plans: fresh.plans });
+    // A write committed between the two reads makes `fresh` newer than `version`: keep the newest text.
+    const cached = this.plansJson.get(projectId);
+    if (!cached || cached.version < fresh.version)
+      this.plansJson.set(projectId, { version: fresh.version, json });
+    return json;
   }
 
   /** @throws ApiError 404 `not_found` when the project has no plan `planId`. */
@@ -341,14 +388,13 @@ export class PricingCatalog {
     });
   }
 
-  /** Runs `fn` in one transaction holding the project's row lock (writes of a project are serialized). */
+  /**
+   * Runs `fn` in one transaction that first bumps the project's `catalogVersion`, which also takes the project's row
+   * lock (writes of a project are serialized). A transaction that fails leaves the version as it was.
+   */
   private write<T>(projectId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
-      await tx
-        .select({ id: projects.id })
-        .from(projects)
-        .where(eq(projects.id, projectId))
-        .for('no key update');
+      await bumpCatalogVersion(tx, projectId);
       return fn(tx);
     });
   }
@@ -412,6 +458,20 @@ export class PricingCatalog {
       updatedAt: row.updatedAt.toISOString(),
     }));
   }
+}
+
+/** Projects whose `GET /plans` text an instance keeps at most (least recently used dropped first). */
+const PLANS_CACHE_PROJECTS = 1_000;
+
+/**
+ * Adds one to the project's `catalog_version` inside `tx`, locking its row until `tx` ends. Every transaction that
+ * changes a project's plans, features or assignments calls it first.
+ */
+export async function bumpCatalogVersion(tx: Executor, projectId: number): Promise<void> {
+  await tx
+    .update(projects)
+    .set({ catalogVersion: sql`${projects.catalogVersion} + 1` })
+    .where(eq(projects.id, projectId));
 }
 
 function planValues(row: PlanRow): PlanValues {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceApp } from '../../platform/http.ts';
 import { authorize, type KeyPrincipal, type Permission, type PricingKeyService } from './api-keys.ts';
 import type { PricingCatalog } from './catalog.ts';
@@ -89,7 +89,12 @@ export async function registerPricingRoutes(
         response: { 200: PlanListResponse, ...readErrors },
       },
     },
-    async (request) => ({ plans: await deps.catalog.listPlans(projectOf(request)) }),
+    // The body is JSON text already (cached per catalog version, PricingCatalog.listPlansJson), of the 200 schema's
+    // shape: Fastify sends a JSON string as is, so the reply is widened from the schema-typed one.
+    async (request, reply: FastifyReply) =>
+      reply
+        .type('application/json; charset=utf-8')
+        .send(await deps.catalog.listPlansJson(projectOf(request))),
   );
 
   app.post(

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Tx } from '../../platform/database.ts';
+import { bumpCatalogVersion } from './catalog.ts';
 import { features, planFeatures, plans } from './db/schema.ts';
 import {
   type FeatureCreateInput,
@@ -126,6 +127,7 @@ export const DEMO_PLANS: readonly (PlanCreateInput & { features: Record<string, 
 
 /** Creates the demo features, plans and assignments in project `projectId` inside `tx` (first start). */
 export async function seedDemoCatalog(tx: Tx, projectId: number, clock: Clock): Promise<void> {
+  await bumpCatalogVersion(tx, projectId);
   const now = clock.now();
   const featureIds = new Map<string, number>();
   for (const { key, ...input } of DEMO_FEATURES) {

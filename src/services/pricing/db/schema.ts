@@ -25,13 +25,18 @@ import {
  */
 export const pricingSchema = pgSchema('pricing');
 
-/** A project: the tenant. `slug` is its URL-friendly identifier (`^[a-z0-9]+(-[a-z0-9]+)*$`), unique, immutable. */
+/**
+ * A project: the tenant. `slug` is its URL-friendly identifier (`^[a-z0-9]+(-[a-z0-9]+)*$`), unique, immutable.
+ * `catalogVersion` goes up by one in every transaction that changes the project's plans, features or assignments
+ * (it is also the row those transactions lock), so a cached `GET /plans` answer is valid while it is unchanged.
+ */
 export const projects = pricingSchema.table(
   'projects',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     slug: text('slug').notNull().unique(),
     name: text('name').notNull(),
+    catalogVersion: bigint('catalog_version', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },
