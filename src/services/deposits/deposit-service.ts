@@ -95,13 +95,49 @@ export function requestFingerprint(r: DepositRequest): string {
  *   {@link VAULT_TRANSITIONS} only.
  */
 export class DepositService {
+  /** The two statements of every quote request, built once and prepared on each connection (named statements). */
+  private readonly statements;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly config: DepositsConfig,
     private readonly chain: GatewayChain,
     private readonly jobs: JobQueue,
-  ) {}
+  ) {
+    const p = (name: string) => sql.placeholder(name);
+    this.statements = {
+      pending: db
+        .select()
+        .from(quotes)
+        .where(and(eq(quotes.fingerprint, p('fingerprint')), eq(quotes.status, 'PENDING')))
+        .limit(1)
+        .prepare('deposits_pending_quote'),
+      // The unique index on PENDING fingerprints makes concurrent identical requests insert one row; the others
+      // find it on their next pass.
+      insert: db
+        .insert(quotes)
+        .values({
+          vaultAddress: p('vaultAddress'),
+          sourceChainId: p('sourceChainId'),
+          amount: p('amount'),
+          recipient: p('recipient'),
+          depositor: p('depositor'),
+          refundRecipient: p('refundRecipient'),
+          fingerprint: p('fingerprint'),
+          nonce: p('nonce'),
+          salt: p('salt'),
+          deadline: p('deadline'),
+          status: 'PENDING',
+          apiKeyId: p('apiKeyId'),
+          createdAt: p('now'),
+          updatedAt: p('now'),
+        })
+        .onConflictDoNothing({ target: quotes.fingerprint, where: sql`${quotes.status} = 'PENDING'` })
+        .returning()
+        .prepare('deposits_insert_quote'),
+    };
+  }
 
   /**
    * Quotes (or repeats) a deposit address.
@@ -128,28 +164,20 @@ export class DepositService {
       const nonce = toHex(randomBytes(32));
       const salt = quoteSalt(request, deadlineSeconds, nonce);
       const address = vaultAddress(this.config.factory, salt);
-      // The unique index on PENDING fingerprints makes concurrent identical requests insert one row; the others
-      // find it on their next pass.
-      const [row] = await this.db
-        .insert(quotes)
-        .values({
-          vaultAddress: address.toLowerCase(),
-          sourceChainId: request.sourceChainId,
-          amount: request.amount.toString(),
-          recipient: request.recipient,
-          depositor: request.depositor,
-          refundRecipient: request.refundRecipient,
-          fingerprint,
-          nonce,
-          salt,
-          deadline: new Date(deadlineSeconds * 1000),
-          status: 'PENDING',
-          apiKeyId: apiKeyId ?? null,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .onConflictDoNothing({ target: quotes.fingerprint, where: sql`${quotes.status} = 'PENDING'` })
-        .returning();
+      const [row] = await this.statements.insert.execute({
+        vaultAddress: address.toLowerCase(),
+        sourceChainId: request.sourceChainId,
+        amount: request.amount.toString(),
+        recipient: request.recipient,
+        depositor: request.depositor,
+        refundRecipient: request.refundRecipient,
+        fingerprint,
+        nonce,
+        salt,
+        deadline: new Date(deadlineSeconds * 1000),
+        apiKeyId: apiKeyId ?? null,
+        now,
+      });
       if (row) return toQuoteView(row);
     }
     throw new ApiError(503, 'quote_contention', 'The quote could not be settled, retry.');
@@ -157,11 +185,7 @@ export class DepositService {
 
   /** The PENDING quote of a fingerprint (there is at most one), expired or not. */
   private async findPending(fingerprint: string): Promise<QuoteRow | undefined> {
-    const [row] = await this.db
-      .select()
-      .from(quotes)
-      .where(and(eq(quotes.fingerprint, fingerprint), eq(quotes.status, 'PENDING')))
-      .limit(1);
+    const [row] = await this.statements.pending.execute({ fingerprint });
     return row;
   }
 
