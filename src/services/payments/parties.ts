@@ -236,19 +236,7 @@ export class PartyService {
       .select()
       .from(parties)
       .where(inArray(parties.id, [...new Set(partyIds)]));
-    for (const id of partyIds) {
-      const row = rows.find((r) => r.id === id);
-      if (!row) throw partyNotFound();
-      if (!canProceed(row.caseStatus)) {
-        const rule = DISPLAY_RULES[row.caseStatus as CaseStatus];
-        throw new ApiError(
-          403,
-          'compliance_required',
-          `Party ${row.id} cannot take part in payments yet: its compliance status is ${rule.displayState} (${row.caseStatus}). ${rule.message}`,
-          { details: { partyId: row.id } },
-        );
-      }
-    }
+    checkCanProceed(rows, partyIds);
     return rows;
   }
 
@@ -373,4 +361,26 @@ export function limitsResource(row: PartyRow) {
     id: row.id,
     attributes: { perTransaction: row.perTransaction },
   };
+}
+
+/**
+ * The compliance rule of a payment on parties already read: every id of `partyIds` is in `rows` and its case allows
+ * proceeding ({@link canProceed}).
+ * @throws ApiError 404 `party_not_found` for an id not in `rows`; 403 `compliance_required` naming the party and its
+ *   display state.
+ */
+export function checkCanProceed(rows: readonly PartyRow[], partyIds: readonly string[]): void {
+  for (const id of partyIds) {
+    const row = rows.find((r) => r.id === id);
+    if (!row) throw partyNotFound();
+    if (!canProceed(row.caseStatus)) {
+      const rule = DISPLAY_RULES[row.caseStatus as CaseStatus];
+      throw new ApiError(
+        403,
+        'compliance_required',
+        `Party ${row.id} cannot take part in payments yet: its compliance status is ${rule.displayState} (${row.caseStatus}). ${rule.message}`,
+        { details: { partyId: row.id } },
+      );
+    }
+  }
 }

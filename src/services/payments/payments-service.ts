@@ -6,7 +6,7 @@
  * Lock order (no deadlock between two writers): card payment (settle job only), then the payment intent, then its
  * voice sessions (by id). Every path that locks a voice session locks its intent first.
  */
-import { and, count, desc, eq, inArray, lte, ne } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import { constantTimeEqual, hashApiKey, type SecretBox } from '../../platform/crypto.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
@@ -16,7 +16,7 @@ import type { JobQueue } from '../../platform/jobs.ts';
 import type { CardNetwork, CheckedCard, NetworkOutcome } from './card-network.ts';
 import { cardPayments, parties, paymentIntents, voiceSessions } from './db/schema.ts';
 import { type LineItemInput, priceLineItems, type TaxMode } from './money.ts';
-import { type PartyService, type Principal, partyNotFound } from './parties.ts';
+import { checkCanProceed, type PartyService, type Principal, partyNotFound } from './parties.ts';
 import type { PaymentsConfig } from './payments-config.ts';
 import {
   type CardPaymentStatus,
@@ -48,6 +48,9 @@ const LINE_ITEMS_POINTER = '/data/attributes/lineItems';
 
 /** The domain of intents, card payments and voice sessions. */
 export class PaymentService {
+  /** `SELECT` of one intent by id, built once and run as a named prepared statement (every read of an intent). */
+  private readonly intentById;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -58,7 +61,14 @@ export class PaymentService {
     private readonly jobs: JobQueue,
     /** The service's public base URL (read at call time: tests bind the port after setup). */
     private readonly publicUrl: () => string,
-  ) {}
+  ) {
+    this.intentById = db
+      .select()
+      .from(paymentIntents)
+      .where(eq(paymentIntents.id, sql.placeholder('id')))
+      .limit(1)
+      .prepare('payments_intent_by_id');
+  }
 
   // ---------------------------------------------------------------- intents
 
@@ -81,7 +91,7 @@ export class PaymentService {
     if (customer?.kind !== 'customer' || customer.ownerPartyId !== principal.partyId) {
       throw partyNotFound('/data/relationships/customerParty/data/id');
     }
-    await this.parties.assertCanProceed(tx, [principal.partyId, customer.id]);
+    checkCanProceed(rows, [principal.partyId, customer.id]);
     const merchant = rows.find((r) => r.id === principal.partyId)!;
     assertWithinLimit(merchant.perTransaction, totals.amount);
     const id = prefixedHexId('pmi');
@@ -143,10 +153,10 @@ export class PaymentService {
 
   /** An intent by id after expiry on read, or undefined. */
   async findFresh(id: string): Promise<IntentRow | undefined> {
-    const [row] = await this.db.select().from(paymentIntents).where(eq(paymentIntents.id, id)).limit(1);
+    const [row] = await this.intentById.execute({ id });
     if (row && this.isDue(row)) {
       await this.db.transaction((tx) => this.expireLocked(tx, [id]));
-      return (await this.db.select().from(paymentIntents).where(eq(paymentIntents.id, id)).limit(1))[0];
+      return (await this.intentById.execute({ id }))[0];
     }
     return row;
   }
