@@ -492,7 +492,8 @@ export class DeliveryEngine {
 
   /**
    * `check_connectivity`: without `simulation`, one signed test event now; with `simulation`, `number_of_events`
-   * (1-10) mock events of `event_name` (optional `event_time`). Sent synchronously; mock events are not stored.
+   * (1-10) mock events of `event_name` (optional `event_time`), all sent at once; the answer waits for every outcome
+   * (at most one delivery timeout, 15 s by default). Mock events are not stored.
    * @param simulation `event_name` from either catalogue (the entity type follows from it), `number_of_events` 1-10
    *   (checked by the route schema), `event_time` RFC 3339 (default now by the service clock).
    * @returns the receiver's outcome per event (status code, duration in ms, error).
@@ -533,24 +534,21 @@ export class DeliveryEngine {
       throwIfIssues(issues);
     }
     const hook = await this.webhookService.getRow(who, webhookId);
-    const outcomes: AttemptOutcome[] = [];
-    for (let i = 0; i < count; i++) {
-      const payload = {
-        webhook_id: hook.id,
-        tenant_id: who.tenantId,
-        partner_id: who.partnerId,
-        event_id: prefixedHexId('ev'),
-        event_name: eventName,
-        enrollment_key: 'connectivity_check',
-        enrollment_id: null,
-        entity_type: entityType,
-        [entityType === 'business' ? 'business_id' : 'prospect_id']: 'connectivity_check',
-        event_time: eventTime.toISOString(),
-        data: simulation ? sampleData(eventName, eventTime) : { message: 'connectivity check' },
-      };
-      outcomes.push(await this.post(hook, encodeBody(payload, hook.payloadFormat)));
-    }
-    return outcomes;
+    const payloads = Array.from({ length: count }, () => ({
+      webhook_id: hook.id,
+      tenant_id: who.tenantId,
+      partner_id: who.partnerId,
+      event_id: prefixedHexId('ev'),
+      event_name: eventName,
+      enrollment_key: 'connectivity_check',
+      enrollment_id: null,
+      entity_type: entityType,
+      [entityType === 'business' ? 'business_id' : 'prospect_id']: 'connectivity_check',
+      event_time: eventTime.toISOString(),
+      data: simulation ? sampleData(eventName, eventTime) : { message: 'connectivity check' },
+    }));
+    // Sent at once, as deliveries are (concurrent, no order promised): the call waits at most one delivery timeout.
+    return Promise.all(payloads.map((payload) => this.post(hook, encodeBody(payload, hook.payloadFormat))));
   }
 
   /** Delivery counts by status (operator view). */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
 import { createLogger } from '../../../platform/logger.ts';
@@ -717,6 +718,39 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     const failing = await call('POST', `/v2/webhooks/${w.webhook_id}/check_connectivity`, keyA);
     assert.equal(failing.json().response_context.webhook_response.status_code, 500);
     assert.equal(failing.json().response_context.webhook_response.success, false);
+  });
+
+  test('check_connectivity simulation: the events are sent at once, so the answer waits at most one timeout', async () => {
+    // A receiver that answers nothing until all five events are in flight together. Sent one after another, each
+    // would wait alone and time out (the delivery timeout here is 500 ms); sent at once, all five are answered 200.
+    const held: http.ServerResponse[] = [];
+    const barrier = http.createServer((req, res) => {
+      req.resume();
+      held.push(res);
+      if (held.length === 5) for (const r of held.splice(0)) r.end('ok');
+    });
+    await new Promise<void>((resolve) => barrier.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = barrier.address() as { port: number };
+      const created = await call('POST', '/v2/webhooks', keyA, {
+        name: `barrier-${++seq}`,
+        webhook_url: `http://127.0.0.1:${port}/hook`,
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const sim = await call('POST', `/v2/webhooks/${created.json().webhook_id}/check_connectivity`, keyA, {
+        simulation: { event_name: 'new_product', number_of_events: 5 },
+      });
+      assert.equal(sim.statusCode, 200, sim.body);
+      const outcomes = sim.json().response_context.webhook_responses as { status_code: number | null }[];
+      assert.deepEqual(
+        outcomes.map((o) => o.status_code),
+        [200, 200, 200, 200, 200],
+      );
+    } finally {
+      for (const r of held.splice(0)) r.destroy();
+      barrier.closeAllConnections();
+      await new Promise((resolve) => barrier.close(resolve));
+    }
   });
 
   test('rotating a secret: deliveries are signed with the new secret only, for that webhook only', async () => {
