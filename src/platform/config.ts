@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { ConfigError } from './errors.ts';
 
 /** How a service is named in configuration: `name` is its folder, `envPrefix` its variables (`COINS_PORT`). */
@@ -41,6 +42,8 @@ export interface PlatformConfig {
   secretsKey: Buffer | undefined;
   /** `WORKER_CONCURRENCY` (default 8): jobs run at once per worker process. */
   workerConcurrency: number;
+  /** `TRUST_PROXY` (default none): which peers' `X-Forwarded-For` gives the client address ({@link parseTrustProxy}). */
+  trustProxy: TrustProxy;
   /** The raw environment, for service-specific settings (each service validates its own at start). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -87,6 +90,55 @@ export function parseBoolean(name: string, raw: string): boolean {
   if (['true', '1', 'yes'].includes(v)) return true;
   if (['false', '0', 'no', ''].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/**
+ * Which peers are trusted to tell the client's address in `X-Forwarded-For` (Fastify's `trustProxy`, the rules of
+ * the `proxy-addr` package): `false` none (the TCP peer is the client), a number of hops, or addresses and CIDR ranges
+ * (and proxy-addr's names `loopback`, `linklocal`, `uniquelocal`).
+ */
+export type TrustProxy = false | number | string[];
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Parses `TRUST_PROXY`: `false` (or unset), a hop count 1-10, or a comma-separated list of IP addresses, CIDR ranges
+ * and the names `loopback`, `linklocal`, `uniquelocal`. "Trust everyone" (`true`) is refused: any client could then
+ * choose its own address, and with it its rate-limit budget.
+ * @throws ConfigError naming the variable and the entry it could not read.
+ */
+export function parseTrustProxy(name: string, raw: string | undefined): TrustProxy {
+  const v = raw?.trim() ?? '';
+  if (v === '' || v.toLowerCase() === 'false') return false;
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (hops < 1 || hops > 10) throw new ConfigError(`${name} hop count must be 1-10 (got "${raw}")`);
+    return hops;
+  }
+  if (v.toLowerCase() === 'true') {
+    throw new ConfigError(
+      `${name}=true would let any client choose its address; name the proxies (addresses, CIDR ranges, loopback) or a hop count`,
+    );
+  }
+  const entries = v.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const ok =
+      PROXY_RANGE_NAMES.includes(entry) ||
+      ipaddr.isValid(entry) ||
+      (() => {
+        try {
+          ipaddr.parseCIDR(entry);
+          return true;
+        } catch {
+          return false;
+        }
+      })();
+    if (!ok)
+      throw new ConfigError(
+        `${name} entry "${entry}" is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
+      );
+  }
+  return entries;
 }
 
 /** Parses an absolute `http:`/`https:` URL. Throws {@link ConfigError}. */
@@ -218,6 +270,7 @@ export function loadConfig(
         : parseBoolean('OUTBOUND_ALLOW_PRIVATE', get('OUTBOUND_ALLOW_PRIVATE')!),
     secretsKey: secretsKeyRaw === undefined ? undefined : parseKey('SECRETS_KEY', secretsKeyRaw),
     workerConcurrency,
+    trustProxy: parseTrustProxy('TRUST_PROXY', get('TRUST_PROXY')),
     env,
   };
 }

@@ -14,6 +14,7 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
+import type { TrustProxy } from './config.ts';
 import { constantTimeEqual } from './crypto.ts';
 import { ApiError, type FieldIssue, internalError, invalidRequest } from './errors.ts';
 import { requestId } from './ids.ts';
@@ -75,6 +76,8 @@ export interface ServiceAppOptions {
   securitySchemes?: Record<string, unknown>;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
+  /** Peers whose `X-Forwarded-For` sets `request.ip` (config `TRUST_PROXY`; default none). */
+  trustProxy?: TrustProxy;
   /** Readiness probe: true when the service can serve (database reachable). */
   ready: () => Promise<boolean>;
 }
@@ -176,6 +179,14 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : requestId();
     },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // A hop count as the function proxy-addr makes of one (Fastify's types omit the number form).
+    trustProxy:
+      typeof options.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(options.trustProxy)
+        : (options.trustProxy ?? false),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // The factory type of @fastify/ajv-compiler cannot describe a per-part choice; the shapes are its own.

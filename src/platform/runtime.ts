@@ -168,6 +168,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
           tags: definition.tags,
           securitySchemes: definition.securitySchemes,
           bodyLimit: definition.bodyLimit,
+          trustProxy: options.config.trustProxy,
           ready: () => pingDatabase(database.pool),
         });
         await registerRateLimit(app, { clock, redis, nameSpace: `api-suite:${definition.name}:` });

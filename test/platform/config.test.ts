@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { integerVar, loadConfig, parseBoolean, parseHttpUrl, parsePort } from '../../src/platform/config.ts';
+import {
+  integerVar,
+  loadConfig,
+  parseBoolean,
+  parseHttpUrl,
+  parsePort,
+  parseTrustProxy,
+} from '../../src/platform/config.ts';
 import { ConfigError } from '../../src/platform/errors.ts';
 
 const REGISTRY = [
@@ -118,6 +125,23 @@ describe('platform: config (loadConfig and its parsers)', () => {
     assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'YES' }, {}, REGISTRY).outboundAllowPrivate, true);
     assert.equal(loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'false' }, {}, REGISTRY).outboundAllowPrivate, false);
     rejects({ OUTBOUND_ALLOW_PRIVATE: 'maybe' }, /OUTBOUND_ALLOW_PRIVATE/);
+  });
+
+  test('TRUST_PROXY: none by default; a hop count 1-10; addresses, CIDR ranges and proxy-addr names; never "true"', () => {
+    assert.equal(loadConfig({}, {}, REGISTRY).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }, {}, REGISTRY).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }, {}, REGISTRY).trustProxy, 2);
+    assert.deepEqual(
+      loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,2001:db8::1' }, {}, REGISTRY).trustProxy,
+      ['loopback', '10.0.0.0/8', '2001:db8::1'],
+    );
+    rejects({ TRUST_PROXY: 'true' }, /TRUST_PROXY=true would let any client choose its address/);
+    rejects({ TRUST_PROXY: '0' }, /TRUST_PROXY hop count must be 1-10/);
+    rejects({ TRUST_PROXY: '11' }, /TRUST_PROXY hop count must be 1-10/);
+    rejects({ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY entry "10.0.0.0\/33"/);
+    rejects({ TRUST_PROXY: 'proxy.internal' }, /TRUST_PROXY entry "proxy.internal"/);
+    rejects({ TRUST_PROXY: '10.0.0.1,,10.0.0.2' }, /TRUST_PROXY entry ""/);
+    assert.equal(parseTrustProxy('X', undefined), false);
   });
 
   test('parsePort, parseBoolean, parseHttpUrl name the variable in their errors', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
+import type { TrustProxy } from '../../src/platform/config.ts';
 import { ApiError } from '../../src/platform/errors.ts';
 import { createServiceApp, type ServiceApp } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -294,6 +295,67 @@ describe('platform: request logs (one line per request, the request id on every 
       const done = lines.find((l) => l.reqId === 'rid-ok-1' && l.msg === 'request')!;
       assert.equal(done.statusCode, 200);
       assert.equal(done.path, '/work');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('platform: client address behind proxies (TRUST_PROXY)', () => {
+  const appWith = async (trustProxy: TrustProxy | undefined) => {
+    const app = await createServiceApp({
+      name: 'proxy-test',
+      title: 'Proxy test service',
+      version: '1.0.0',
+      description: 'test',
+      publicUrl: 'http://127.0.0.1:9999',
+      formatError: (error) => ({ body: { code: error.code, message: error.message } }),
+      operatorToken: OPERATOR_TOKEN,
+      logger: createLogger('silent'),
+      ready: async () => true,
+      ...(trustProxy === undefined ? {} : { trustProxy }),
+    });
+    app.get('/ip', async (request) => ({ ip: request.ip }));
+    await app.ready();
+    return app;
+  };
+  const ipOf = async (app: ServiceApp, remoteAddress: string, forwardedFor?: string) =>
+    (
+      await app.inject({
+        url: '/ip',
+        remoteAddress,
+        headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+      })
+    ).json().ip as string;
+
+  test('by default X-Forwarded-For is ignored: the TCP peer is the client', async () => {
+    const app = await appWith(undefined);
+    try {
+      assert.equal(await ipOf(app, '10.0.0.5', '203.0.113.7'), '10.0.0.5');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a listed proxy (address or CIDR) is believed; any other peer is not', async () => {
+    const app = await appWith(['10.0.0.0/8', '192.0.2.1']);
+    try {
+      assert.equal(await ipOf(app, '10.0.0.5', '203.0.113.7'), '203.0.113.7');
+      assert.equal(await ipOf(app, '192.0.2.1', '203.0.113.8'), '203.0.113.8');
+      // A client that forges the header itself, talking to us directly, keeps its own address.
+      assert.equal(await ipOf(app, '198.51.100.9', '203.0.113.7'), '198.51.100.9');
+      // A chain: the client-supplied left part is not believed past the first untrusted hop.
+      assert.equal(await ipOf(app, '10.0.0.5', '203.0.113.7, 198.51.100.20'), '198.51.100.20');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a hop count believes that many proxies from the right of the chain', async () => {
+    const app = await appWith(1);
+    try {
+      assert.equal(await ipOf(app, '10.0.0.5', '203.0.113.7, 198.51.100.20'), '198.51.100.20');
+      assert.equal(await ipOf(app, '10.0.0.5'), '10.0.0.5');
     } finally {
       await app.close();
     }
