@@ -162,6 +162,17 @@ function decodedPathOf(url: string): string {
 }
 
 /**
+ * Fastify's `trustProxy` for a {@link TrustProxy}: a hop count becomes the function proxy-addr makes of one (trust the
+ * first `hops` peers from the right), since Fastify's types omit the number form; the other forms pass as they are.
+ */
+function fastifyTrustProxy(
+  trust: TrustProxy,
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== 'number') return trust;
+  return (_address, hop) => hop < trust;
+}
+
+/**
  * Creates a service's Fastify instance with the platform's contract already in place:
  * request ids (`x-request-id`, accepted from the caller when well-formed, otherwise a UUID) on every answer and log
  * line; one log line per request; TypeBox validation; every error (validation, unknown route, 5xx, rate limit)
@@ -179,14 +190,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : requestId();
     },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    // A hop count as the function proxy-addr makes of one (Fastify's types omit the number form).
-    trustProxy:
-      typeof options.trustProxy === 'number'
-        ? (
-            (hops: number) => (_address: string, hop: number) =>
-              hop < hops
-          )(options.trustProxy)
-        : (options.trustProxy ?? false),
+    trustProxy: fastifyTrustProxy(options.trustProxy ?? false),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // The factory type of @fastify/ajv-compiler cannot describe a per-part choice; the shapes are its own.

@@ -69,6 +69,9 @@ export interface PlanView {
   updatedAt: string;
 }
 
+/** Projects whose `GET /plans` text an instance keeps at most (least recently used dropped first). */
+const PLANS_CACHE_PROJECTS = 1_000;
+
 type PlanRow = typeof plans.$inferSelect;
 type FeatureRow = typeof features.$inferSelect;
 type PlanFeatureRow = typeof planFeatures.$inferSelect;
@@ -77,11 +80,12 @@ type PlanFeatureRow = typeof planFeatures.$inferSelect;
  * Plans, features and their assignments within one project (spec B). Every method takes the caller's `projectId`
  * (from its API key): a plan or feature of another project is "not found".
  *
- * Writes are validated before anything is written and run in one transaction that first locks the project row
- * (`SELECT ... FOR NO KEY UPDATE`), so the writes of one project are serialized: the 50-feature cap holds under
- * concurrent creates, and a duplicate never copies an assignment whose feature is being deleted. Reads take no lock.
+ * Writes are validated before anything is written and run in one transaction that first adds one to the project's
+ * `catalog_version` (an `UPDATE`, so it locks the project row until the transaction ends): the writes of one project
+ * are serialized, the 50-feature cap holds under concurrent creates, and a duplicate never copies an assignment whose
+ * feature is being deleted. Reads take no lock.
  *
- * The same write bumps the project's `catalog_version`. `GET /plans`, the hot read, keeps its serialized answer per
+ * `GET /plans`, the hot read, keeps its serialized answer per
  * project and instance with the version it was read at, and each request asks PostgreSQL only for the current version
  * (one indexed single-row read): a write committed on any instance is seen by the next request on every instance.
  */
@@ -459,9 +463,6 @@ export class PricingCatalog {
     }));
   }
 }
-
-/** Projects whose `GET /plans` text an instance keeps at most (least recently used dropped first). */
-const PLANS_CACHE_PROJECTS = 1_000;
 
 /**
  * Adds one to the project's `catalog_version` inside `tx`, locking its row until `tx` ends. Every transaction that
