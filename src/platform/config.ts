@@ -122,17 +122,7 @@ export function parseTrustProxy(name: string, raw: string | undefined): TrustPro
   }
   const entries = v.split(',').map((e) => e.trim());
   for (const entry of entries) {
-    const ok =
-      PROXY_RANGE_NAMES.includes(entry) ||
-      ipaddr.isValid(entry) ||
-      (() => {
-        try {
-          ipaddr.parseCIDR(entry);
-          return true;
-        } catch {
-          return false;
-        }
-      })();
+    const ok = PROXY_RANGE_NAMES.includes(entry) || ipaddr.isValid(entry) || ipaddr.isValidCIDR(entry);
     if (!ok)
       throw new ConfigError(
         `${name} entry "${entry}" is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
