@@ -3,6 +3,7 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  hkdfSync,
   randomBytes,
   scrypt as scryptCb,
   timingSafeEqual,
@@ -103,6 +104,15 @@ export class SecretBox {
   constructor(key: Buffer) {
     if (key.length !== 32) throw new RangeError('SecretBox key must be 32 bytes');
     this.key = key;
+  }
+
+  /**
+   * A 32-byte key for one purpose, derived from the box key with HKDF-SHA256 (RFC 5869; no salt, `label` as info):
+   * the same on every instance that shares the secrets key, different per `label`, and revealing nothing of the box
+   * key. For keyed hashes that must agree across instances (for example `payments:card-fingerprint`).
+   */
+  deriveKey(label: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), label, 32));
   }
 
   encrypt(plaintext: string, aad?: string): string {

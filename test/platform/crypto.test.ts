@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import {
   constantTimeEqual,
@@ -64,6 +64,20 @@ describe('platform: crypto', () => {
     for (const n of ['abc', '1000']) {
       assert.equal(await verifyPassword('pw', ['scrypt', n, r, p, salt, hash].join('$')), false, `N=${n}`);
     }
+  });
+
+  test('SecretBox.deriveKey: HKDF-SHA256 of the box key, 32 bytes, one per label, the same on every instance', () => {
+    const key = Buffer.alloc(32, 1);
+    const a = new SecretBox(key).deriveKey('payments:card-fingerprint');
+    assert.equal(a.length, 32);
+    assert.deepEqual(new SecretBox(Buffer.alloc(32, 1)).deriveKey('payments:card-fingerprint'), a);
+    assert.deepEqual(
+      a,
+      Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'payments:card-fingerprint', 32)),
+    );
+    assert.notDeepEqual(new SecretBox(key).deriveKey('another:purpose'), a);
+    assert.notDeepEqual(new SecretBox(Buffer.alloc(32, 2)).deriveKey('payments:card-fingerprint'), a);
+    assert.notDeepEqual(a, key);
   });
 
   test('SecretBox round-trips, with a fresh IV each time, in the v1 format', () => {

@@ -73,7 +73,7 @@ export const paymentsService: ServiceDefinition = {
           payments,
           parties,
           runner,
-          cardFingerprints: new CardFingerprinter(ctx.db, ctx.secrets, () => ctx.clock.now()),
+          cardFingerprints: new CardFingerprinter(ctx.secrets),
           now: () => ctx.clock.now(),
         });
         await registerCheckoutRoutes(app, { payments });

@@ -90,13 +90,13 @@ export async function registerPaymentsRoutes(app: ServiceApp, deps: PaymentsRout
    * HMAC-SHA256 of number and CVC (card-fingerprint.ts). Another card or CVC is another request (409); the number
    * and the CVC themselves never reach the fingerprint record.
    */
-  const cardFingerprintBody = async (checked: CheckedCard) => ({
+  const cardFingerprintBody = (checked: CheckedCard) => ({
     card: {
       brand: checked.brand,
       last4: checked.last4,
       expMonth: checked.expMonth,
       expYear: checked.expYear,
-      numberAndCvcHmac: await deps.cardFingerprints.fingerprint(checked),
+      numberAndCvcHmac: deps.cardFingerprints.fingerprint(checked),
     },
   });
   app.addContentTypeParser(

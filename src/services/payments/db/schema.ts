@@ -159,14 +159,3 @@ export const voiceSessions = paymentsSchema.table(
   },
   (t) => [index('voice_sessions_intent_idx').on(t.paymentIntentId)],
 );
-
-/**
- * Keys the service generates for itself (one row per `name`), sealed with the platform SecretBox (aad
- * `payments:<name>`), never stored in clear. `card-fingerprint`: the HMAC-SHA256 key of the card part of
- * idempotency fingerprints on card routes (README "Idempotency").
- */
-export const serviceKeys = paymentsSchema.table('service_keys', {
-  name: text('name').primaryKey(),
-  sealed: text('sealed').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-});

@@ -1,0 +1,1 @@
+DROP TABLE "payments"."service_keys" CASCADE;
