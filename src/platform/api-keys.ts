@@ -1,13 +1,13 @@
 import { eq } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db, Tx } from './database.ts';
+import type { Executor, Tx } from './database.ts';
 import type { KeyCache } from './key-cache.ts';
 
 /** A service's API-key table: any Drizzle table with a numeric `id`, the key's SHA-256 `keyHash` and `revokedAt`. */
 export type ApiKeyTable = PgTable & { id: AnyPgColumn; keyHash: AnyPgColumn; revokedAt: AnyPgColumn };
 
 /**
- * Revokes API key `id` of `table` in one transaction: locks the row, sets `revokedAt = now` (a key already revoked
+ * Revokes API key `id` of `table` in one transaction (a savepoint when `db` is already a transaction): locks the row, sets `revokedAt = now` (a key already revoked
  * keeps its first revocation time), and drops the key from `cache` on this instance and, once the transaction
  * commits, on every instance ({@link KeyCache.revoked}, PostgreSQL NOTIFY). `extra(tx, row)` runs last in the same
  * transaction (to read what the answer needs, such as the key's project); if it throws, nothing is revoked.
@@ -15,7 +15,7 @@ export type ApiKeyTable = PgTable & { id: AnyPgColumn; keyHash: AnyPgColumn; rev
  *   caller answers 404 in its own error format).
  */
 export async function revokeApiKey<T extends ApiKeyTable, E = undefined>(
-  db: Db,
+  db: Executor,
   table: T,
   id: number,
   options: {

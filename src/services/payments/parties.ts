@@ -196,9 +196,9 @@ export class PartyService {
    * @throws ApiError 404 `credential_not_found` (also for another party's credential).
    */
   async revokeKey(id: number, partyId?: string, executor: Executor = this.db): Promise<CredentialRecord> {
-    // The platform helper opens a transaction on what it is given: inside the caller's transaction that is a
-    // savepoint, so the revocation commits (and notifies) with the caller's idempotency record.
-    const result = await revokeApiKey(executor as Db, credentials, id, {
+    // Inside the caller's transaction the helper's transaction is a savepoint: the revocation commits (and
+    // notifies) with the caller's idempotency record.
+    const result = await revokeApiKey(executor, credentials, id, {
       now: this.clock.now(),
       cache: this.cache as KeyCache<unknown>,
       extra: async (_tx, row) => {

@@ -48,7 +48,11 @@ const LINE_ITEMS_POINTER = '/data/attributes/lineItems';
 
 /** The domain of intents, card payments and voice sessions. */
 export class PaymentService {
-  /** `SELECT` of one intent by id, built once and run as a named prepared statement (every read of an intent). */
+  /**
+   * `SELECT` of one intent by id, built once and run as a named prepared statement: {@link findFresh}, the read of
+   * `GET /v1/payment-intents/{id}`, the checkout page and the payer's payment (the hot reads). Locked reads build
+   * their query per call.
+   */
   private readonly intentById;
 
   constructor(
@@ -424,7 +428,7 @@ export class PaymentService {
       .set(applied.intentChanges)
       .where(eq(paymentIntents.id, intent.id))
       .returning();
-    await this.afterOutcome(tx, updated!, applied.payment, session?.id ?? null);
+    await this.afterOutcome(tx, updated!, applied.payment, session);
     if (outcome.result === 'pending') {
       await this.jobs.add(
         tx,
@@ -494,37 +498,32 @@ export class PaymentService {
    * leaves the intent open; an intent that closed (completed, declined, expired) ends every active session with
    * `intent_<status>`; a link payment that is processing ends them with `paid_by_link`. Locks the sessions after
    * the intent (the caller holds the intent's lock).
+   * @param session the paying voice session, already locked by the caller ({@link lockVoiceSession}); null for a link
+   *   payment.
    */
   private async afterOutcome(
     tx: Tx,
     intent: IntentRow,
     payment: CardPaymentRow,
-    sessionId: string | null,
+    session: VoiceSessionRow | null,
   ): Promise<void> {
     const now = this.clock.now();
-    if (sessionId) {
-      const [session] = await tx
-        .select()
-        .from(voiceSessions)
-        .where(eq(voiceSessions.id, sessionId))
-        .for('update');
-      if (session && session.status === 'active') {
-        const event =
-          payment.status === 'failed'
-            ? 'paymentFailed'
-            : payment.status === 'succeeded'
-              ? 'paymentSucceeded'
-              : 'paymentProcessing';
-        const next = transition('voiceSession', session.status, event);
-        await tx
-          .update(voiceSessions)
-          .set({ status: next, cardPaymentId: payment.id, updatedAt: now })
-          .where(eq(voiceSessions.id, sessionId));
-      }
+    if (session?.status === 'active') {
+      const event =
+        payment.status === 'failed'
+          ? 'paymentFailed'
+          : payment.status === 'succeeded'
+            ? 'paymentSucceeded'
+            : 'paymentProcessing';
+      const next = transition('voiceSession', session.status, event);
+      await tx
+        .update(voiceSessions)
+        .set({ status: next, cardPaymentId: payment.id, updatedAt: now })
+        .where(eq(voiceSessions.id, session.id));
     }
     if (intent.status !== 'open' && intent.status !== 'processing') {
       await this.endVoiceSessions(tx, intent.id, `intent_${intent.status}`);
-    } else if (intent.status === 'processing' && !sessionId) {
+    } else if (intent.status === 'processing' && !session) {
       await this.endVoiceSessions(tx, intent.id, 'paid_by_link');
     }
   }
@@ -554,7 +553,8 @@ export class PaymentService {
         .set(applied.intentChanges)
         .where(eq(paymentIntents.id, intent.id))
         .returning();
-      await this.afterOutcome(tx, updated!, applied.payment, payment.voiceSessionId);
+      const session = payment.voiceSessionId ? await this.lockVoiceSession(tx, payment.voiceSessionId) : null;
+      await this.afterOutcome(tx, updated!, applied.payment, session);
     });
   }
 
@@ -622,9 +622,15 @@ export class PaymentService {
       .limit(1);
     if (!peek || peek.merchantPartyId !== principal.partyId) throw notFound();
     const intent = await this.lock(tx, peek.paymentIntentId);
-    const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
+    const session = await this.lockVoiceSession(tx, id);
     if (!intent || !session) throw notFound();
     return { session, intent };
+  }
+
+  /** Locks voice session `id` (`FOR UPDATE`) in `tx`; the caller holds its intent's lock (lock order). */
+  private async lockVoiceSession(tx: Tx, id: string): Promise<VoiceSessionRow | null> {
+    const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
+    return session ?? null;
   }
 
   /**

@@ -477,7 +477,7 @@ describe('payments: parties, credentials, compliance, limits, intents', () => {
     const ua = await move('USER_ACTION', [{ key: 'tax_id', description: 'Upload the tax id letter' }]);
     assert.equal(ua.json().data.attributes.displayState, 'documentsRequired');
     assert.deepEqual(ua.json().data.attributes.requirementsDue, ['tax_id']);
-    assertError(await move('MET'), 409, 'invalid_state');
+    assertError(await move('MET'), 409, 'invalid_state', '/caseStatus');
     await move('PENDING');
     const met = await move('MET');
     assert.equal(met.json().data.attributes.canProceed, true);
