@@ -35,35 +35,6 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
   const settleJobs = () => h.platform.runDueJobs();
   const expireJob = () => h.platform.booted.tasks['payments:expire-intents']!({}, {} as never);
   const pool = () => h.platform.booted.database.pool;
-  const rawStatus = async (table: string, id: string): Promise<string> =>
-    (await pool().query(`select status from payments.${table} where id = $1`, [id])).rows[0].status;
-  const attempts = async (intentId: string): Promise<number> =>
-    (
-      await pool().query(
-        'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
-        [intentId],
-      )
-    ).rows[0].n;
-  const startSession = async (intentId: string, headers: Record<string, string> = {}) => {
-    const res = await h.api(
-      m.key,
-      'POST',
-      `/v1/payment-intents/${intentId}/voice-sessions`,
-      undefined,
-      headers,
-    );
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json().data.id as string;
-  };
-  const keyedCard = (sessionId: string, number: string, headers: Record<string, string> = {}, cvc = '123') =>
-    h.api(
-      m.key,
-      'POST',
-      `/v1/voice-sessions/${sessionId}/simulation/keyed-card`,
-      { data: { type: 'cardPayment', attributes: { card: { number, ...futureExpiry(clock), cvc } } } },
-      headers,
-    );
-
   test('success card: card payment succeeded (brand, last4, channel link); intent completed with cardPayment', async () => {
     const intent = await h.createIntent(m);
     const res = await h.pay(intent.id, secretOf(intent), TEST_CARDS.success);
@@ -274,15 +245,15 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
   test('no attempt after expiresAt before a read or the job expired the intent: link and voice are 409, nothing recorded', async () => {
     const byLink = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + MINUTE).toISOString() });
     const byVoice = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + MINUTE).toISOString() });
-    const session = await startSession(byVoice.id);
+    const session = await h.startVoiceSession(m, byVoice.id);
     clock.advance(MINUTE + 1000);
     // Nothing has expired them yet: no read, no job.
-    assert.equal(await rawStatus('payment_intents', byLink.id), 'open');
-    assert.equal(await rawStatus('payment_intents', byVoice.id), 'open');
+    assert.equal(await h.rawStatus('payment_intents', byLink.id), 'open');
+    assert.equal(await h.rawStatus('payment_intents', byVoice.id), 'open');
     assertError(await h.pay(byLink.id, secretOf(byLink), TEST_CARDS.success), 409, 'invalid_state');
-    assertError(await keyedCard(session, TEST_CARDS.success), 409, 'invalid_state');
-    assert.equal(await attempts(byLink.id), 0);
-    assert.equal(await attempts(byVoice.id), 0);
+    assertError(await h.keyCard(m, session, TEST_CARDS.success), 409, 'invalid_state');
+    assert.equal(await h.attemptCount(byLink.id), 0);
+    assert.equal(await h.attemptCount(byVoice.id), 0);
     for (const intent of [byLink, byVoice]) {
       const after = await read(intent.id);
       assert.equal(after.attributes.status, 'expired');
@@ -471,11 +442,7 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
     const second = await h.pay(intent.id, secretOf(intent), TEST_CARDS.genericDecline, key);
     assert.equal(second.headers['x-idempotency-replayed'], 'true');
     assert.equal(second.json().data.id, first.json().data.id);
-    const attempts = await h.platform.booted.database.pool.query(
-      'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
-      [intent.id],
-    );
-    assert.equal(attempts.rows[0].n, 1);
+    assert.equal(await h.attemptCount(intent.id), 1);
     assertError(
       await h.pay(intent.id, secretOf(intent), TEST_CARDS.success, key),
       409,
@@ -545,16 +512,20 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
 
     // POST /v1/voice-sessions/{id}/simulation/keyed-card
     const intent = await h.createIntent(m);
-    const s1 = await startSession(intent.id);
+    const s1 = await h.startVoiceSession(m, intent.id);
     const keyHeader = { 'idempotency-key': 'keyed-1' };
-    const k1 = await keyedCard(s1, TEST_CARDS.genericDecline, keyHeader);
-    const k2 = await keyedCard(s1, TEST_CARDS.genericDecline, keyHeader);
+    const k1 = await h.keyCard(m, s1, TEST_CARDS.genericDecline, keyHeader);
+    const k2 = await h.keyCard(m, s1, TEST_CARDS.genericDecline, keyHeader);
     assert.equal(k1.statusCode, 201, k1.body);
     assert.equal(k2.statusCode, 201, k2.body);
     replayed(k2);
     assert.equal(k2.json().data.id, k1.json().data.id);
-    assertError(await keyedCard(s1, TEST_CARDS.insufficientFunds, keyHeader), 409, 'idempotency_key_reused');
-    assert.equal(await attempts(intent.id), 1);
+    assertError(
+      await h.keyCard(m, s1, TEST_CARDS.insufficientFunds, keyHeader),
+      409,
+      'idempotency_key_reused',
+    );
+    assert.equal(await h.attemptCount(intent.id), 1);
 
     // POST /v1/voice-sessions/{id}/simulation/hang-up (no body: the session id in the path is the request)
     const hang = (sessionId: string) =>
@@ -567,9 +538,9 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
     assert.equal(h2.statusCode, 200, h2.body); // without the key: 409, an ended session cannot end again
     replayed(h2);
     assert.deepEqual(h2.json(), h1.json());
-    const s2 = await startSession(intent.id);
+    const s2 = await h.startVoiceSession(m, intent.id);
     assertError(await hang(s2), 409, 'idempotency_key_reused');
-    assert.equal(await rawStatus('voice_sessions', s2), 'active');
+    assert.equal(await h.rawStatus('voice_sessions', s2), 'active');
 
     // POST /v1/agent-keys/{id}/revoke
     const issue = async () => {
@@ -620,18 +591,22 @@ describe('payments: card payments, every state-machine edge over HTTP, voice, ex
     assert.equal(again.json().data.id, first.json().data.id);
     assertError(await payWith(TEST_CARDS.genericDecline, '124'), 409, 'idempotency_key_reused');
     assertError(await payWith(sameLast4, '123'), 409, 'idempotency_key_reused');
-    assert.equal(await attempts(intent.id), 1);
+    assert.equal(await h.attemptCount(intent.id), 1);
 
     const voiced = await h.createIntent(m);
-    const s = await startSession(voiced.id);
+    const s = await h.startVoiceSession(m, voiced.id);
     const header = { 'idempotency-key': 'card-fp-voice' };
-    const k1 = await keyedCard(s, TEST_CARDS.genericDecline, header, '123');
+    const k1 = await h.keyCard(m, s, TEST_CARDS.genericDecline, header, '123');
     assert.equal(k1.statusCode, 201, k1.body);
-    const k2 = await keyedCard(s, TEST_CARDS.genericDecline, header, '123');
+    const k2 = await h.keyCard(m, s, TEST_CARDS.genericDecline, header, '123');
     assert.equal(k2.headers['x-idempotency-replayed'], 'true');
-    assertError(await keyedCard(s, TEST_CARDS.genericDecline, header, '999'), 409, 'idempotency_key_reused');
-    assertError(await keyedCard(s, sameLast4, header, '123'), 409, 'idempotency_key_reused');
-    assert.equal(await attempts(voiced.id), 1);
+    assertError(
+      await h.keyCard(m, s, TEST_CARDS.genericDecline, header, '999'),
+      409,
+      'idempotency_key_reused',
+    );
+    assertError(await h.keyCard(m, s, sameLast4, header, '123'), 409, 'idempotency_key_reused');
+    assert.equal(await h.attemptCount(voiced.id), 1);
 
     // No record holds a card number or a CVC.
     const records = await pool().query(

@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
 import { TEST_CARDS } from '../card-network.ts';
-import {
-  assertError,
-  futureExpiry,
-  type PaymentsHarness,
-  startPayments,
-  type TestMerchant,
-} from './support.ts';
+import { assertError, type PaymentsHarness, startPayments, type TestMerchant } from './support.ts';
 
 describe('payments: rate limits (per credential, per payer address) and concurrent attempts', () => {
   const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
@@ -54,24 +48,14 @@ describe('payments: rate limits (per credential, per payer address) and concurre
       h.pay(intent.id, intent.attributes.clientSecret!, TEST_CARDS.success),
     ]);
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [201, 409]);
-    const { rows } = await h.platform.booted.database.pool.query(
-      'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
-      [intent.id],
-    );
-    assert.equal(rows[0].n, 1);
+    assert.equal(await h.attemptCount(intent.id), 1);
   });
 
   test('keyed card (voice) racing a link payment or a cancel on one intent: no 500, one winner, consistent states', async () => {
     // Every path locks the intent first, then its voice sessions: before that order was fixed, the keyed card
     // (session, then intent) and the link payment / cancel (intent, then sessions) could deadlock (a 500).
     const pool = h.platform.booted.database.pool;
-    const keyed = (sessionId: string) =>
-      h.api(m.key, 'POST', `/v1/voice-sessions/${sessionId}/simulation/keyed-card`, {
-        data: {
-          type: 'cardPayment',
-          attributes: { card: { number: TEST_CARDS.success, ...futureExpiry(clock), cvc: '123' } },
-        },
-      });
+    const keyed = (sessionId: string) => h.keyCard(m, sessionId, TEST_CARDS.success);
     const state = async (intentId: string, sessionId: string) => {
       const { rows } = await pool.query(
         `select i.status as intent, i.card_payment_id as cp, s.status as session, s.ended_reason as reason,

@@ -135,19 +135,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     assert.equal(res.statusCode, 200, res.body);
     return res.json().data;
   };
-  const rawStatus = async (table: string, id: string): Promise<string> =>
-    (await h.platform.booted.database.pool.query(`select status from payments.${table} where id = $1`, [id]))
-      .rows[0].status;
-  const startSession = async (intentId: string) => {
-    const res = await h.api(m.key, 'POST', `/v1/payment-intents/${intentId}/voice-sessions`);
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json().data.id as string;
-  };
   const session = async (id: string) => (await h.api(m.key, 'GET', `/v1/voice-sessions/${id}`)).json().data;
-  const keyCard = (sessionId: string, number: string) =>
-    h.api(m.key, 'POST', `/v1/voice-sessions/${sessionId}/simulation/keyed-card`, {
-      data: { type: 'cardPayment', attributes: { card: { number, ...futureExpiry(clock), cvc: '123' } } },
-    });
 
   test('a payer replay (same Idempotency-Key and card) still needs the right client secret', async () => {
     const intent = await h.createIntent(m);
@@ -191,21 +179,21 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
   test('voice: an intent expiring ends its session (intent_expired), on the session read and by the job', async () => {
     const a = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + 10 * MINUTE).toISOString() });
     const b = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + 10 * MINUTE).toISOString() });
-    const sa = await startSession(a.id);
-    const sb = await startSession(b.id);
+    const sa = await h.startVoiceSession(m, a.id);
+    const sb = await h.startVoiceSession(m, b.id);
     clock.advance(10 * MINUTE);
     // Reading the session is enough: its intent expires on that read.
     const readA = await session(sa);
     assert.equal(readA.attributes.status, 'ended');
     assert.equal(readA.attributes.endedReason, 'intent_expired');
-    assert.equal(await rawStatus('payment_intents', a.id), 'expired');
+    assert.equal(await h.rawStatus('payment_intents', a.id), 'expired');
     // The cron job does the same for b.
-    assert.equal(await rawStatus('voice_sessions', sb), 'active');
+    assert.equal(await h.rawStatus('voice_sessions', sb), 'active');
     await h.platform.booted.tasks['payments:expire-intents']!({}, {} as never);
     const readB = await session(sb);
     assert.equal(readB.attributes.status, 'ended');
     assert.equal(readB.attributes.endedReason, 'intent_expired');
-    assertError(await keyCard(sb, TEST_CARDS.success), 409, 'invalid_state');
+    assertError(await h.keyCard(m, sb, TEST_CARDS.success), 409, 'invalid_state');
     assertError(
       await h.api(m.key, 'POST', `/v1/payment-intents/${b.id}/voice-sessions`),
       409,
@@ -215,7 +203,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
 
   test('voice: a link payment ends the active session (intent_completed; paid_by_link while processing)', async () => {
     const paid = await h.createIntent(m);
-    const s1 = await startSession(paid.id);
+    const s1 = await h.startVoiceSession(m, paid.id);
     assert.equal((await h.pay(paid.id, paid.attributes.clientSecret!, TEST_CARDS.success)).statusCode, 201);
     const ended1 = await session(s1);
     assert.equal(ended1.attributes.status, 'ended');
@@ -223,7 +211,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     assert.equal(ended1.relationships.cardPayment.data, null);
 
     const pending = await h.createIntent(m);
-    const s2 = await startSession(pending.id);
+    const s2 = await h.startVoiceSession(m, pending.id);
     const res = await h.pay(pending.id, pending.attributes.clientSecret!, TEST_CARDS.pendingThenSuccess);
     assert.equal(res.json().data.attributes.status, 'processing');
     const ended2 = await session(s2);
@@ -241,8 +229,8 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
 
   test('voice: a keyed pending card keeps the session active (paymentProcessing); the settle job completes both', async () => {
     const intent = await h.createIntent(m);
-    const s = await startSession(intent.id);
-    const res = await keyCard(s, TEST_CARDS.pendingThenSuccess);
+    const s = await h.startVoiceSession(m, intent.id);
+    const res = await h.keyCard(m, s, TEST_CARDS.pendingThenSuccess);
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().data.attributes.status, 'processing');
     assert.equal(res.json().data.attributes.channel, 'voice');
@@ -251,7 +239,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     assert.deepEqual([mid.attributes.status, mid.attributes.endedReason], ['active', null]);
     assert.deepEqual(mid.relationships.cardPayment.data, { type: 'cardPayment', id: res.json().data.id });
     // The intent is processing: no second card meanwhile.
-    assertError(await keyCard(s, TEST_CARDS.success), 409, 'invalid_state');
+    assertError(await h.keyCard(m, s, TEST_CARDS.success), 409, 'invalid_state');
     await h.platform.runDueJobs();
     const done = await read(intent.id);
     assert.equal(done.attributes.status, 'completed');
@@ -263,8 +251,8 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
 
   test('voice: a keyed pending card declined by the settle job leaves the session active for another card', async () => {
     const intent = await h.createIntent(m);
-    const s = await startSession(intent.id);
-    const res = await keyCard(s, TEST_CARDS.pendingThenDecline);
+    const s = await h.startVoiceSession(m, intent.id);
+    const res = await h.keyCard(m, s, TEST_CARDS.pendingThenDecline);
     assert.equal(res.json().data.attributes.status, 'processing');
     assert.equal((await session(s)).attributes.status, 'active');
     await h.platform.runDueJobs();
@@ -277,7 +265,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     const waiting = await session(s);
     assert.deepEqual([waiting.attributes.status, waiting.attributes.endedReason], ['active', null]);
     // Not `completed` with a failed payment: the payer keys another card on the same call.
-    const ok = await keyCard(s, TEST_CARDS.success);
+    const ok = await h.keyCard(m, s, TEST_CARDS.success);
     assert.equal(ok.statusCode, 201, ok.body);
     assert.equal(ok.json().data.attributes.status, 'succeeded');
     assert.equal((await session(s)).attributes.status, 'completed');
@@ -287,10 +275,13 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
   test('voice: a pending decline that closes the intent ends the session with its reason (declined, expired)', async () => {
     // PAYMENTS_MAX_ATTEMPTS is 2 here: one decline, then a pending card declined by the job -> intent declined.
     const last = await h.createIntent(m);
-    const s1 = await startSession(last.id);
-    assert.equal((await keyCard(s1, TEST_CARDS.genericDecline)).json().included[0].attributes.status, 'open');
+    const s1 = await h.startVoiceSession(m, last.id);
     assert.equal(
-      (await keyCard(s1, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
+      (await h.keyCard(m, s1, TEST_CARDS.genericDecline)).json().included[0].attributes.status,
+      'open',
+    );
+    assert.equal(
+      (await h.keyCard(m, s1, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
       'processing',
     );
     assert.equal((await session(s1)).attributes.status, 'active');
@@ -301,14 +292,14 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
 
     // Declined by the job after expiresAt -> intent expired, session ended intent_expired.
     const late = await h.createIntent(m, { expiresAt: new Date(clock.nowMs() + 5 * MINUTE).toISOString() });
-    const s2 = await startSession(late.id);
+    const s2 = await h.startVoiceSession(m, late.id);
     assert.equal(
-      (await keyCard(s2, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
+      (await h.keyCard(m, s2, TEST_CARDS.pendingThenDecline)).json().data.attributes.status,
       'processing',
     );
     clock.advance(5 * MINUTE + 1000);
     await h.platform.booted.tasks['payments:expire-intents']!({}, {} as never);
-    assert.equal(await rawStatus('voice_sessions', s2), 'active'); // the attempt started in time
+    assert.equal(await h.rawStatus('voice_sessions', s2), 'active'); // the attempt started in time
     await h.platform.runDueJobs();
     assert.equal((await read(late.id)).attributes.status, 'expired');
     const ended2 = await session(s2);
@@ -317,11 +308,11 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
 
   test('voice: the last allowed decline declines the intent and ends the session (intent_declined)', async () => {
     const intent = await h.createIntent(m);
-    const s = await startSession(intent.id);
-    const first = await keyCard(s, TEST_CARDS.genericDecline);
+    const s = await h.startVoiceSession(m, intent.id);
+    const first = await h.keyCard(m, s, TEST_CARDS.genericDecline);
     assert.equal(first.json().included[0].attributes.status, 'open');
     assert.equal((await session(s)).attributes.status, 'active');
-    const second = await keyCard(s, TEST_CARDS.expiredCard);
+    const second = await h.keyCard(m, s, TEST_CARDS.expiredCard);
     assert.equal(second.json().data.attributes.failureCode, 'expired_card');
     assert.equal(second.json().included[0].attributes.status, 'declined');
     const ended = await session(s);
@@ -355,7 +346,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     // The foreign caller changed nothing.
     assert.equal((await read(open.id)).relationships.voiceSession.data, null);
 
-    const s = await startSession(open.id);
+    const s = await h.startVoiceSession(m, open.id);
     for (const [method, url] of [
       ['GET', `/v1/voice-sessions/${s}`],
       ['POST', `/v1/voice-sessions/${s}/simulation/hang-up`],
@@ -417,7 +408,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     });
     const customerId = c.json().data.id as string;
     const intent = await h.createIntent({ ...m, customerId });
-    const s = await startSession(intent.id);
+    const s = await h.startVoiceSession(m, intent.id);
     const moved = await h.ops('POST', `/_ops/parties/${customerId}/compliance/case`, {
       caseStatus: 'ACTION_NEEDED',
       requirements: [{ key: 'proof_of_address', description: 'A recent utility bill' }],
@@ -429,15 +420,11 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
       'compliance_required',
     );
     assert.equal(payer.detail, 'This merchant cannot take payments right now.');
-    const merchantView = assertError(await keyCard(s, TEST_CARDS.success), 403, 'compliance_required');
+    const merchantView = assertError(await h.keyCard(m, s, TEST_CARDS.success), 403, 'compliance_required');
     assert.match(merchantView.detail, new RegExp(customerId));
     assert.match(merchantView.detail, /documentsRequired/);
     // Nothing was attempted; the intent is still open.
-    const attempts = await h.platform.booted.database.pool.query(
-      'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
-      [intent.id],
-    );
-    assert.equal(attempts.rows[0].n, 0);
+    assert.equal(await h.attemptCount(intent.id), 0);
     assert.equal((await read(intent.id)).attributes.status, 'open');
   });
 
@@ -468,13 +455,9 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
       'limit_exceeded',
     );
     assert.match(voice.detail, /3520/);
-    const attempts = await h.platform.booted.database.pool.query(
-      'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
-      [intent.id],
-    );
-    assert.equal(attempts.rows[0].n, 0);
-    assert.equal(await rawStatus('payment_intents', intent.id), 'open');
-    assert.equal(await rawStatus('voice_sessions', s), 'active');
+    assert.equal(await h.attemptCount(intent.id), 0);
+    assert.equal(await h.rawStatus('payment_intents', intent.id), 'open');
+    assert.equal(await h.rawStatus('voice_sessions', s), 'active');
     // At the limit again: paid.
     assert.equal((await setLimit(3521)).statusCode, 200);
     const ok = await h.pay(intent.id, intent.attributes.clientSecret!, TEST_CARDS.success);
@@ -507,7 +490,7 @@ describe('payments: expiry on read, voice-session endings, tenancy, rights, comp
     const swept = await h.ops('POST', '/_ops/payment-intents/expire-due');
     assert.equal(swept.statusCode, 200, swept.body);
     assert.ok(swept.json().expired >= 1);
-    assert.equal(await rawStatus('payment_intents', due.id), 'expired');
+    assert.equal(await h.rawStatus('payment_intents', due.id), 'expired');
   });
 
   test('bad input: a malformed customer party id is a 400 with its pointer; nothing is created', async () => {

@@ -35,6 +35,20 @@ export interface PaymentsHarness {
     attributes?: Record<string, unknown>,
     headers?: Record<string, string>,
   ): Promise<IntentDoc>;
+  /** Starts a voice session on intent `intentId` of `m` (201 asserted); returns its id. */
+  startVoiceSession(m: TestMerchant, intentId: string, headers?: Record<string, string>): Promise<string>;
+  /** Simulation: the payer keys card `number` (future expiry, CVC `cvc`, default 123) in voice session `sessionId`. */
+  keyCard(
+    m: TestMerchant,
+    sessionId: string,
+    number: string,
+    headers?: Record<string, string>,
+    cvc?: string,
+  ): Promise<Answer>;
+  /** The stored `status` of row `id` of table `payments.<table>`, read from the database directly. */
+  rawStatus(table: string, id: string): Promise<string>;
+  /** How many card payments (attempts) intent `intentId` has, read from the database directly. */
+  attemptCount(intentId: string): Promise<number>;
   /** Pays an intent as the payer would. */
   pay(
     intentId: string,
@@ -128,10 +142,39 @@ export async function startPayments(
       headers: { authorization: platform.operatorAuth },
       ...(payload === undefined ? {} : { payload: payload as object }),
     });
+  const pool = () => platform.booted.database.pool;
   return {
     platform,
     api,
     ops,
+    async startVoiceSession(m, intentId, headers = {}) {
+      const res = await api(
+        m.key,
+        'POST',
+        `/v1/payment-intents/${intentId}/voice-sessions`,
+        undefined,
+        headers,
+      );
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().data.id as string;
+    },
+    keyCard: (m, sessionId, number, headers = {}, cvc = '123') =>
+      api(
+        m.key,
+        'POST',
+        `/v1/voice-sessions/${sessionId}/simulation/keyed-card`,
+        { data: { type: 'cardPayment', attributes: { card: { number, ...futureExpiry(clock), cvc } } } },
+        headers,
+      ),
+    rawStatus: async (table, id) =>
+      (await pool().query(`select status from payments.${table} where id = $1`, [id])).rows[0].status,
+    attemptCount: async (intentId) =>
+      (
+        await pool().query(
+          'select count(*)::int as n from payments.card_payments where payment_intent_id = $1',
+          [intentId],
+        )
+      ).rows[0].n,
     async merchant(name = 'Shop') {
       const m = await ops('POST', '/_ops/parties', { kind: 'merchant', name, caseStatus: 'MET' });
       assert.equal(m.statusCode, 201, m.body);
