@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { FormatRegistry, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+// The platform gives TypeBox's `date` format (used by the data schemas below) its meaning: an existing calendar date.
+import '../../platform/schemas.ts';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /**
@@ -54,18 +56,6 @@ export const BUSINESS_EVENT_TYPES: readonly string[] = [
   'lawsuits_and_legal_issues',
 ];
 
-/**
- * An RFC 3339 timestamp with its offset (`Z` or `+hh:mm`). Without an offset `Date.parse` would read the server's
- * local time, so such values are refused rather than guessed.
- */
-export function isRfc3339(value: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
-  if (!m || Number.isNaN(Date.parse(value))) return false;
-  // Date.parse rolls 2026-02-30 over into March; a calendar date must exist as written.
-  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return day.getUTCMonth() === Number(m[2]) - 1 && day.getUTCDate() === Number(m[3]);
-}
-
 /** Every prospect event name. */
 export const PROSPECT_EVENT_TYPES: readonly string[] = [
   'prospect_changed_role',
@@ -87,20 +77,6 @@ export function isKnownEventType(entityType: EntityType, eventName: string): boo
 export function eventTypesOf(entityType: EntityType): readonly string[] {
   return entityType === 'business' ? BUSINESS_EVENT_TYPES : PROSPECT_EVENT_TYPES;
 }
-
-/**
- * True for a calendar date `YYYY-MM-DD` that exists (2026-02-30 does not): RFC 3339 `full-date`, which is what JSON
- * Schema's `date` format means. `Date` reads a well-formed but impossible date as a later one, so the round trip
- * must give the same text back.
- */
-const isCalendarDate = (value: string): boolean =>
-  /^\d{4}-\d{2}-\d{2}$/.test(value) &&
-  !Number.isNaN(Date.parse(value)) &&
-  new Date(value).toISOString().startsWith(value);
-
-// TypeBox's own checker knows no string formats; `date` is registered once per process (FormatRegistry is global,
-// and any registration of `date` means the same RFC 3339 full-date).
-if (!FormatRegistry.Has('date')) FormatRegistry.Set('date', isCalendarDate);
 
 // Every field schema carries a `description`: it documents the field and makes the issue message ("must be ...").
 const MAX_DATA_STRING = 2000;

@@ -7,7 +7,8 @@ import { prefixedHexId } from '../../platform/ids.ts';
 import type { JobQueue } from '../../platform/jobs.ts';
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
-import { type EntityType, isKnownEventType, isRfc3339, sampleData, toV1Data } from './catalogue.ts';
+import { parseRfc3339DateTime, RFC3339_DATE_TIME_MESSAGE } from '../../platform/schemas.ts';
+import { type EntityType, isKnownEventType, sampleData, toV1Data } from './catalogue.ts';
 import { deliveries, deliveryAttempts, webhooks } from './db/schema.ts';
 import { type Issue, notFound, throwIfIssues } from './entity-events-errors.ts';
 import { DELIVER_TASK } from './events.ts';
@@ -523,12 +524,13 @@ export class DeliveryEngine {
       eventName = simulation.event_name;
       count = simulation.number_of_events;
       if (simulation.event_time !== undefined) {
-        if (isRfc3339(simulation.event_time)) eventTime = new Date(Date.parse(simulation.event_time));
+        const at = parseRfc3339DateTime(simulation.event_time);
+        if (at) eventTime = at;
         else
           issues.push({
             location: 'body',
             field: 'simulation/event_time',
-            message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)',
+            message: RFC3339_DATE_TIME_MESSAGE,
           });
       }
       throwIfIssues(issues);

@@ -11,7 +11,10 @@ import type { TenantPrincipal } from './tenants.ts';
 
 /** At most this many entity ids per enrollment request (spec limits table); no cap on the total enrolled. */
 export const MAX_IDS_PER_REQUEST = 1000;
-const ENTITY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** A business or prospect id: 1-128 characters of `[A-Za-z0-9_.:-]`. */
+export const ENTITY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** Item issues (`<field>/<i>`) listed per list field; the rest are counted in one more issue on the field. */
+export const MAX_LISTED_ITEM_ISSUES = 20;
 
 type EnrollmentRow = typeof enrollments.$inferSelect;
 
@@ -58,15 +61,14 @@ export function checkIds(
     });
   if (!allowEmpty && ids.length === 0) issues.push({ location: 'body', field, message: 'must not be empty' });
   const good: string[] = [];
+  const bad: number[] = [];
   ids.forEach((id, i) => {
     if (typeof id === 'string' && ENTITY_ID.test(id)) good.push(id);
-    else
-      issues.push({
-        location: 'body',
-        field: `${field}/${i}`,
-        message: 'must be an id of 1-128 characters [A-Za-z0-9_.:-]',
-      });
+    else bad.push(i);
   });
+  pushItemIssues(issues, field, bad, () => ({
+    message: 'must be an id of 1-128 characters [A-Za-z0-9_.:-]',
+  }));
   return [...new Set(good)];
 }
 
@@ -82,16 +84,36 @@ export function checkEventTypes(
   field = 'event_types',
 ): string[] {
   if (types.length === 0) issues.push({ location: 'body', field, message: 'must not be empty' });
-  types.forEach((t, i) => {
-    if (!isKnownEventType(entityType, t))
-      issues.push({
-        location: 'body',
-        field: `${field}/${i}`,
-        message: `is not a ${entityType} event type: ${t}`,
-        code: 'unknown_event_type',
-      });
-  });
+  const unknown = types.flatMap((t, i) => (isKnownEventType(entityType, t) ? [] : [i]));
+  pushItemIssues(issues, field, unknown, (i) => ({
+    message: `is not a ${entityType} event type: ${types[i]}`,
+    code: 'unknown_event_type',
+  }));
   return [...new Set(types.filter((t) => isKnownEventType(entityType, t)))];
+}
+
+/**
+ * One issue per bad item of list `field` (`<field>/<i>`, from `describe(i)`) for the first
+ * {@link MAX_LISTED_ITEM_ISSUES}, then one issue on `field` counting the rest (with the same code), so a large body
+ * full of bad items gets a small answer.
+ */
+function pushItemIssues(
+  issues: Issue[],
+  field: string,
+  bad: readonly number[],
+  describe: (i: number) => Pick<Issue, 'message' | 'code'>,
+): void {
+  for (const i of bad.slice(0, MAX_LISTED_ITEM_ISSUES))
+    issues.push({ location: 'body', field: `${field}/${i}`, ...describe(i) });
+  if (bad.length > MAX_LISTED_ITEM_ISSUES) {
+    const { code } = describe(bad[MAX_LISTED_ITEM_ISSUES]!);
+    issues.push({
+      location: 'body',
+      field,
+      message: `has ${bad.length - MAX_LISTED_ITEM_ISSUES} more such items (the first ${MAX_LISTED_ITEM_ISSUES} are listed)`,
+      ...(code ? { code } : {}),
+    });
+  }
 }
 
 /**

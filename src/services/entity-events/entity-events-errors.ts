@@ -1,4 +1,8 @@
-import { ApiError, type FieldIssue } from '../../platform/errors.ts';
+import {
+  ApiError,
+  type FieldIssue,
+  invalidRequest as platformInvalidRequest,
+} from '../../platform/errors.ts';
 
 /**
  * Errors and `response_context` of the entity-events service (spec 002 section G: "All responses carry
@@ -54,28 +58,19 @@ export interface Issue extends FieldIssue {
  * The 400 answer for a request with `issues` (at least one), every issue listed in `details.issues`. The error code
  * is the issues' own `code` when every issue has the same one (`unknown_event_type`, `too_many_ids`); a request with
  * several kinds of problems, or only plain ones, is `validation_failed`.
- * @param message shown to the caller; defaults to the first issue and how many more there are.
+ * @param message shown to the caller; defaults to the platform's `Invalid request: <issues>.` (the same wording as the
+ *   schema validation errors of this service, see describeIssues).
  */
 export function invalidRequest(issues: Issue[], message?: string): ApiError {
-  const first = issues[0];
   const codes = new Set(issues.map((i) => i.code));
   const only = codes.size === 1 ? [...codes][0] : undefined;
-  const text =
-    message ??
-    (first
-      ? `${first.field || first.location} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more problem(s))` : ''}.`
-      : 'The request is invalid.');
+  const text = message ?? platformInvalidRequest(issues).message;
   return new ApiError(400, only ?? 'validation_failed', text, { details: { issues } });
 }
 
 /** Throws {@link invalidRequest} when `issues` is not empty. @throws ApiError 400. */
 export function throwIfIssues(issues: Issue[], message?: string): void {
   if (issues.length > 0) throw invalidRequest(issues, message);
-}
-
-/** 400 `validation_failed` about one field of the body. */
-export function invalidField(field: string, message: string): ApiError {
-  return invalidRequest([{ location: 'body', field, message }]);
 }
 
 /** 401: no `api_key` header, or an unknown or revoked key. */

@@ -4,9 +4,14 @@ import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
-import { checkEventData, type EntityType, isKnownEventType, isRfc3339 } from './catalogue.ts';
+import {
+  isRfc3339DateTime,
+  parseRfc3339DateTime,
+  RFC3339_DATE_TIME_MESSAGE,
+} from '../../platform/schemas.ts';
+import { checkEventData, type EntityType, isKnownEventType } from './catalogue.ts';
 import { events } from './db/schema.ts';
-import { checkEventTypes, checkIds } from './enrollments.ts';
+import { checkEventTypes, checkIds, ENTITY_ID } from './enrollments.ts';
 import { type Issue, invalidRequest, throwIfIssues } from './entity-events-errors.ts';
 
 /** At most this many entity ids per fetch-events request (spec limits table). */
@@ -113,15 +118,15 @@ function checkIngestItem(item: unknown, i: number, issues: Issue[]): IngestEvent
   const entityId =
     o.entity_id ??
     (entityType === 'business' ? o.business_id : entityType === 'prospect' ? o.prospect_id : undefined);
-  if (typeof entityId !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(entityId))
+  if (typeof entityId !== 'string' || !ENTITY_ID.test(entityId))
     at('entity_id', 'must be an id of 1-128 characters [A-Za-z0-9_.:-]');
   const eventName = o.event_name;
   const known = typed && typeof eventName === 'string' && isKnownEventType(entityType, eventName);
   if (typeof eventName !== 'string' || eventName === '') at('event_name', 'is required');
   else if (typed && !known)
     at('event_name', `is not a ${entityType} event type: ${eventName}`, 'unknown_event_type');
-  if (typeof o.event_time !== 'string' || !isRfc3339(o.event_time))
-    at('event_time', 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)');
+  if (typeof o.event_time !== 'string' || !isRfc3339DateTime(o.event_time))
+    at('event_time', RFC3339_DATE_TIME_MESSAGE);
   if (!o.data || typeof o.data !== 'object' || Array.isArray(o.data)) at('data', 'must be an object');
   else if (known)
     for (const d of checkEventData(eventName, o.data as Record<string, unknown>))
@@ -227,13 +232,7 @@ export class EventStore {
 
 function parseTime(field: string, raw: string | undefined, issues: Issue[]): Date | undefined {
   if (raw === undefined) return undefined;
-  if (!isRfc3339(raw)) {
-    issues.push({
-      location: 'body',
-      field,
-      message: 'must be an RFC 3339 timestamp with an offset (Z or +hh:mm)',
-    });
-    return undefined;
-  }
-  return new Date(Date.parse(raw));
+  const at = parseRfc3339DateTime(raw);
+  if (!at) issues.push({ location: 'body', field, message: RFC3339_DATE_TIME_MESSAGE });
+  return at;
 }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import type { FieldIssue } from '../../platform/errors.ts';
+import { parseRfc3339DateTime, RFC3339_DATE_TIME_MESSAGE } from '../../platform/schemas.ts';
 import { ChangeFeed } from './change-feed.ts';
 import { derivedEventUuid } from './event-uuid.ts';
 import { invalidFields } from './odds-errors.ts';
@@ -28,16 +29,6 @@ export interface IngestPrice {
   closed?: boolean;
   updated_at?: string;
   closed_at?: string;
-}
-
-/** An RFC 3339 date-time with an offset (`Z` or `±hh:mm`): `Date.parse` would read one without as local time. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** The instant of an RFC 3339 date-time, or undefined when `value` is not one. */
-function parseTimestamp(value: string): Date | undefined {
-  if (!RFC3339.test(value)) return undefined;
-  const at = new Date(value);
-  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /**
@@ -251,12 +242,13 @@ export class IngestService {
                 issue(`${lat}/prices/${book}`, `unknown sportsbook ${book}`);
               if (!Number.isInteger(price.price) || (price.price > -100 && price.price < 100))
                 issue(`${lat}/prices/${book}/price`, 'must be integer American odds (<= -100 or >= 100)');
-              const at = price.updated_at === undefined ? undefined : parseTimestamp(price.updated_at);
+              const at = price.updated_at === undefined ? undefined : parseRfc3339DateTime(price.updated_at);
               if (price.updated_at !== undefined && !at)
-                issue(`${lat}/prices/${book}/updated_at`, 'must be an RFC 3339 date-time with an offset');
-              const closedAt = price.closed_at === undefined ? undefined : parseTimestamp(price.closed_at);
+                issue(`${lat}/prices/${book}/updated_at`, RFC3339_DATE_TIME_MESSAGE);
+              const closedAt =
+                price.closed_at === undefined ? undefined : parseRfc3339DateTime(price.closed_at);
               if (price.closed_at !== undefined && !closedAt)
-                issue(`${lat}/prices/${book}/closed_at`, 'must be an RFC 3339 date-time with an offset');
+                issue(`${lat}/prices/${book}/closed_at`, RFC3339_DATE_TIME_MESSAGE);
               prices[Number(book)] = {
                 price: price.price,
                 isMainLine: price.is_main_line ?? true,

@@ -1,18 +1,10 @@
-import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Clock } from '../../platform/clock.ts';
 import type { OutboundHttp } from '../../platform/outbound-http.ts';
+// The platform gives TypeBox's `date-time` format (the ingest schema's `event_date`) its meaning.
+import '../../platform/schemas.ts';
 import type { IngestEvent, IngestService } from './ingest.ts';
 import { IngestBody } from './odds-schemas.ts';
-
-// TypeBox's own checker knows no string formats; the ingest schema uses RFC 3339 `date-time` (as Ajv does).
-if (!FormatRegistry.Has('date-time'))
-  FormatRegistry.Set(
-    'date-time',
-    (v) =>
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) &&
-      !Number.isNaN(Date.parse(v)),
-  );
 
 /** Largest upstream answer accepted per sport and day (bytes). */
 export const MAX_UPSTREAM_BYTES = 32 * 1024 * 1024;

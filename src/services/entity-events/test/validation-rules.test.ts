@@ -9,7 +9,7 @@ import {
   PROSPECT_EVENT_TYPES,
   sampleData,
 } from '../catalogue.ts';
-import { checkEventTypes, checkIds } from '../enrollments.ts';
+import { checkEventTypes, checkIds, MAX_LISTED_ITEM_ISSUES } from '../enrollments.ts';
 import { type Issue, invalidRequest } from '../entity-events-errors.ts';
 import { checkCustomHeaders, parseCustomHeaders } from '../webhooks.ts';
 
@@ -182,5 +182,40 @@ describe('entity-events: validation rules', () => {
       { max: 40 },
     );
     assert.equal(invalidRequest(many).code, 'too_many_ids');
+  });
+
+  test('a list full of bad items gets the first 20 listed and one issue counting the rest (a small answer)', () => {
+    const issues: Issue[] = [];
+    checkIds('business_ids', Array(5000).fill(''), issues, { max: 10_000 });
+    assert.equal(MAX_LISTED_ITEM_ISSUES, 20);
+    assert.equal(issues.length, 21);
+    assert.deepEqual(
+      issues.slice(0, 20).map((i) => i.field),
+      Array.from({ length: 20 }, (_, i) => `business_ids/${i}`),
+    );
+    assert.deepEqual(issues[20], {
+      location: 'body',
+      field: 'business_ids',
+      message: 'has 4980 more such items (the first 20 are listed)',
+    });
+    assert.ok(JSON.stringify(invalidRequest(issues).details).length < 5000);
+
+    const types: Issue[] = [];
+    checkEventTypes('business', Array(30).fill('nope'), types);
+    assert.equal(types.length, 21);
+    assert.deepEqual([types[20]!.field, types[20]!.code], ['event_types', 'unknown_event_type']);
+    assert.equal(invalidRequest(types).code, 'unknown_event_type', 'the counting issue keeps the code');
+  });
+
+  test('the default message names the issues in the platform wording', () => {
+    const err = invalidRequest([
+      { location: 'body', field: 'name', message: 'is required' },
+      { location: 'body', field: 'headers/0', message: 'must be "Name: value"' },
+    ]);
+    assert.equal(
+      err.message,
+      'Invalid request: body.name is required; body.headers.0 must be "Name: value".',
+    );
+    assert.equal(invalidRequest([], 'Custom.').message, 'Custom.');
   });
 });
