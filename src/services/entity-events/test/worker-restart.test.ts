@@ -9,6 +9,7 @@ import { createLogger } from '../../../platform/logger.ts';
 import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
 import { createTestDatabase, TEST_OPERATOR_TOKEN, type TestDatabase } from '../../../platform/testing.ts';
 import { entityEventsService } from '../index.ts';
+import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
 import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';
 
 /**
@@ -62,40 +63,13 @@ test('deliveries survive a worker restart and a lost in-flight job (at-least-onc
   const api = await boot('api');
   const app = api.services.get('entity-events')!.app!;
   const key = api.services.get('entity-events')!.credentials!.apiKey as string;
-  const call = (method: 'POST' | 'GET', url: string, payload?: object, headers?: Record<string, string>) =>
-    app.inject({ method, url, headers: headers ?? { api_key: key }, ...(payload ? { payload } : {}) });
-
-  const hook = (
-    await call('POST', '/v2/webhooks', { name: 'restart', webhook_url: `${receiver.url}/slow` })
-  ).json();
-  await receiver.setSecret(hook.webhook_id, hook.webhook_secret);
-  await receiver.behavior('/slow', 200, undefined, 40);
-  const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
-  const enrolled = await call('POST', '/v2/businesses/events/enrollments', {
-    enrollment_key: 'restart',
-    webhook_id: hook.webhook_id,
-    event_types: ['new_product'],
-    business_ids: ids,
-  });
-  assert.equal(enrolled.statusCode, 201, enrolled.body);
   const ops = { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` };
-  const stored = await call(
-    'POST',
-    '/_ops/events',
-    {
-      events: ids.map((id) => ({
-        entity_type: 'business',
-        entity_id: id,
-        event_name: 'new_product',
-        event_time: new Date().toISOString(),
-        data: { product_name: id },
-      })),
-    },
-    ops,
-  );
-  assert.equal(stored.statusCode, 201, stored.body);
-  assert.equal(stored.json().deliveries_created, 40);
-  const eventIds = new Set<string>(stored.json().events.map((e: { event_id: string }) => e.event_id));
+  const eventIds = await seedSlowDeliveries(app, key, receiver, {
+    name: 'restart',
+    prefix: 'r',
+    count: 40,
+    delayMs: 40,
+  });
 
   // A worker "crashed" while delivering one event: its row is in_flight (claimed 2 min ago) and its job is gone.
   const pool = api.database.pool;
@@ -114,38 +88,13 @@ test('deliveries survive a worker restart and a lost in-flight job (at-least-onc
   assert.ok(afterFirst < 39, `the first worker was stopped before finishing (${afterFirst})`);
 
   await boot('worker');
-  const swept = await call('POST', '/_ops/deliveries/sweep', undefined, ops);
+  const swept = await app.inject({ method: 'POST', url: '/_ops/deliveries/sweep', headers: ops });
   assert.equal(swept.statusCode, 200);
   assert.ok(swept.json().queued >= 1, 'the lost in-flight delivery is queued again');
-  const got = await receiver.waitFor(
-    (l) => new Set(l.map((r) => r.payload?.event_id as string)).size >= 40,
-    30_000,
-  );
-  const seen = new Set(got.map((r) => r.payload?.event_id as string));
-  assert.deepEqual([...seen].sort(), [...eventIds].sort(), 'every event delivered');
-  assert.ok(got.every((r) => r.verified));
-  // Wait for the last attempt records to commit, then every delivery is succeeded.
-  for (let i = 0; i < 100; i++) {
-    const { rows } = await pool.query(
-      `select count(*)::int as n from entity_events.deliveries where status = 'succeeded'`,
-    );
-    if (rows[0].n === 40) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const { rows } = await pool.query(
-    `select status, count(*)::int as n from entity_events.deliveries group by 1`,
-  );
-  assert.deepEqual(rows, [{ status: 'succeeded', n: 40 }]);
   // No duplication beyond at-least-once: a graceful stop finishes its jobs and a re-queued job finds its delivery
   // already claimed, so only the delivery lost in flight may (in real life) reach the receiver twice.
   const victimEvent = (
     await pool.query('select event_id from entity_events.deliveries where id = $1', [victimId])
   ).rows[0].event_id as string;
-  const perEvent = new Map<string, number>();
-  for (const r of await receiver.received()) {
-    const id = r.payload?.event_id as string;
-    perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
-  }
-  const duplicated = [...perEvent].filter(([id, n]) => n > 1 && id !== victimEvent);
-  assert.deepEqual(duplicated, [], 'no event but the lost one is delivered twice');
+  await assertDeliveredAtLeastOnce(pool, receiver, eventIds, new Set([victimEvent]), 30_000);
 });
