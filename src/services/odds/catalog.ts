@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { type ChangeRecord, changeFromRow } from './change-feed.ts';
-import { invalid, notFound, OddsErrorName } from './odds-errors.ts';
+import { notFound, OddsErrorName } from './odds-errors.ts';
 
 /** How long a delta cursor stays usable (NOTES.md: a cursor older than 30 minutes is a 400). */
 export const DELTA_WINDOW_MS = 30 * 60_000;
@@ -199,12 +199,4 @@ export class OddsCatalog {
     const cursor = hasMore ? deltas[deltas.length - 1]!.id : Math.max(maxId, q.lastId);
     return { meta: { delta_last_id: cursor, count: deltas.length, has_more: hasMore }, deltas };
   }
-}
-
-/** Validates `limit` of the delta feed. @throws ApiError 400 outside 1..5000. */
-export function deltaLimit(limit: number | undefined): number {
-  const n = limit ?? DELTA_DEFAULT_LIMIT;
-  if (!Number.isInteger(n) || n < 1 || n > DELTA_MAX_LIMIT)
-    throw invalid('query', 'limit', `must be an integer between 1 and ${DELTA_MAX_LIMIT}`);
-  return n;
 }

@@ -96,13 +96,8 @@ export function parseEventQuery(raw: RawEventQuery): EventQuery {
       scoresOnly = true;
     }
   }
+  // An integer within +-MAX_OFFSET_MINUTES: the route schema (EventQuerySchema) has refused anything else.
   const offset = raw.offset ?? 0;
-  if (!Number.isInteger(offset) || Math.abs(offset) > MAX_OFFSET_MINUTES)
-    throw invalid(
-      'query',
-      'offset',
-      `must be an integer number of minutes between -${MAX_OFFSET_MINUTES} and ${MAX_OFFSET_MINUTES}`,
-    );
   let participantType: ParticipantType | null = null;
   if (raw.participant_type !== undefined) {
     if (!(PARTICIPANT_TYPES as readonly string[]).includes(raw.participant_type))

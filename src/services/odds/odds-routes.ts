@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { ServiceApp } from '../../platform/http.ts';
 import { assertWithinLookback, type OddsKeyService, type OddsPrincipal } from './api-keys.ts';
-import { deltaLimit, type OddsCatalog } from './catalog.ts';
+import { DELTA_DEFAULT_LIMIT, type OddsCatalog } from './catalog.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import { invalid, notFound, rateLimited } from './odds-errors.ts';
 import { dayWindow, MAX_MARKET_IDS, parseEventQuery, type RawEventQuery } from './odds-query.ts';
@@ -289,7 +289,7 @@ export async function registerOddsRoutes(app: ServiceApp, deps: OddsRouteDeps) {
         eventId: q.event_id,
         affiliateIds: idList('affiliate_ids', q.affiliate_ids) ?? undefined,
         marketIds: idList('market_ids', q.market_ids, MAX_MARKET_IDS) ?? undefined,
-        limit: deltaLimit(q.limit),
+        limit: q.limit ?? DELTA_DEFAULT_LIMIT, // the schema's default, bounds checked by the schema
       });
     },
   );

@@ -438,7 +438,12 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
   }
   for (const { row, state } of pending) row.price_id = state.id;
   // Ids follow the recorded times within a write (stable: equal times keep their order, opened before closed).
-  changes.sort((a, b) => Date.parse(a.recorded_at as string) - Date.parse(b.recorded_at as string));
+  // Every recorded_at is `toISOString()` text (UTC, fixed width), so text order is time order: no parsing.
+  changes.sort((a, b) => {
+    const x = a.recorded_at as string;
+    const y = b.recorded_at as string;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
   let lastId = 0;
   for (let i = 0; i < changes.length; i += CHANGE_INSERT_CHUNK) {
     const chunk = changes.slice(i, i + CHANGE_INSERT_CHUNK);

@@ -25,14 +25,14 @@ export interface UpstreamSyncResult {
   lastId: number;
 }
 
-type UpstreamPrice = { price: number; is_main_line?: boolean; closed_at?: string };
+type UpstreamPrice = { price: number; is_main_line?: boolean; updated_at?: string; closed_at?: string };
 
 /**
  * The optional upstream sync (issue: "optional upstream sync when `ODDS_UPSTREAM_URL` and a key are configured"):
  * for each configured sport, reads today's and tomorrow's (UTC) events from
  * `GET {url}/api/v2/sports/{sport}/events/{date}` with `X-Odds-Key`, through the platform's guarded outbound client,
  * and loads them with the same validated, all-or-nothing ingest as the operator route (a price with `closed_at` is
- * loaded as closed). Differences go to the change log like any other write.
+ * loaded as closed; each price keeps the upstream's `updated_at` and `closed_at` as its recorded times). Differences go to the change log like any other write.
  */
 export class UpstreamSync {
   constructor(
@@ -103,6 +103,9 @@ function toIngest(e: Record<string, unknown>): IngestEvent {
               price: price.price,
               is_main_line: price.is_main_line ?? true,
               closed: Boolean(price.closed_at),
+              // The upstream's own times, so a price is recorded when it changed there, not when it was synced.
+              ...(price.updated_at ? { updated_at: price.updated_at } : {}),
+              ...(price.closed_at ? { closed_at: price.closed_at } : {}),
             },
           ]),
         ),

@@ -13,6 +13,10 @@ before(async () => {
   (ev.markets[0]!.participants[1]!.lines[0]!.prices as Record<string, Record<string, unknown>>)[
     '23'
   ]!.closed = true;
+  // A recorded time of its own upstream, earlier than the mirror's clock.
+  (ev.markets[0]!.participants[0]!.lines[0]!.prices as Record<string, Record<string, unknown>>)[
+    '19'
+  ]!.updated_at = '2026-11-22T09:15:00Z';
   assert.equal((await upstream.ingest([ev])).statusCode, 200);
   mirror = await startOdds(new Date('2026-11-22T12:00:00Z'), {
     ODDS_UPSTREAM_URL: baseUrlOf(upstream.platform.app('odds')),
@@ -40,6 +44,15 @@ test("the upstream sync loads the upstream's events (same shape) through the ing
   assert.equal(lakers.lines[0].prices['19'].price, 150);
   const celtics = ev.markets[0].participants.find((p: { id: number }) => p.id !== LAKERS);
   assert.ok(celtics.lines[0].prices['23'].closed_at, 'a closed upstream price stays closed');
+  // The upstream's recorded times come along: a price changed at 09:15 upstream is not recorded at sync time.
+  const source = (await upstream.get('/api/v2/events/up-1?market_ids=1')).json().events[0].markets[0];
+  const sourceLakers = source.participants.find((p: { id: number }) => p.id === LAKERS).lines[0].prices['19'];
+  const sourceCeltics = source.participants.find((p: { id: number }) => p.id !== LAKERS).lines[0].prices[
+    '23'
+  ];
+  assert.equal(sourceLakers.updated_at, '2026-11-22T09:15:00.000Z');
+  assert.equal(lakers.lines[0].prices['19'].updated_at, sourceLakers.updated_at);
+  assert.equal(celtics.lines[0].prices['23'].closed_at, sourceCeltics.closed_at);
   const again = await mirror.ops('POST', '/_ops/upstream/sync');
   assert.equal(again.json().changes, 0, 'a second sync of the same data changes nothing');
   await upstream.ingest([nbaEvent('up-1', '2026-11-23T00:30:00Z', { mlAway: 175, mlHome: -200 })]);
