@@ -731,11 +731,19 @@ export function marketsAt(
   return [...markets.values()];
 }
 
-/** The whole state of a simulated game at `now`: the event row and its markets. */
-export function eventStateAt(seed: string, g: ScheduledGame, now: Date): EventUpdate {
+/**
+ * The whole state of a simulated game at `now`: the event row and its markets.
+ * @param drift the game's random walks ({@link walks}); a caller that also replays earlier times passes its own, so
+ *   the walks are computed once.
+ */
+export function eventStateAt(
+  seed: string,
+  g: ScheduledGame,
+  now: Date,
+  drift: Walks = walks(seed, eventIds(seed, g).eventId, openBucketOf(g.start)),
+): EventUpdate {
   const ids = eventIds(seed, g);
   const model = modelFor(seed, g, ids.eventId);
-  const drift = walks(seed, ids.eventId, openBucketOf(g.start));
   const score = scoreAt(g.sportId, model, g.start, now);
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
   const final = score.status === 'STATUS_FINAL';
@@ -818,10 +826,10 @@ const MAX_REPLAYED_MOVES = 2;
  * @param after the time of the game's last recorded price change, or null when it has none.
  */
 export function eventUpdateSince(seed: string, g: ScheduledGame, after: Date | null, now: Date): EventUpdate {
-  const update = eventStateAt(seed, g, now);
+  const drift = walks(seed, eventIds(seed, g).eventId, openBucketOf(g.start));
+  const update = eventStateAt(seed, g, now, drift);
   if (update.markets.length === 0) return update;
   const model = update.event.simulation as SimulationModel;
-  const drift = walks(seed, update.event.eventId, openBucketOf(g.start));
   const missed = priceMoveTimes(g.start, after?.getTime() ?? Number.NEGATIVE_INFINITY, now.getTime());
   const times = missed.length > MAX_REPLAYED_MOVES ? [missed[0]!, missed[missed.length - 1]!] : missed;
   const history = times.map((at) => ({
