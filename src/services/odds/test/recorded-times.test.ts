@@ -98,6 +98,27 @@ describe('ingest: a price is recorded at its updated_at', () => {
     );
   });
 
+  test('an open price that arrives closed with a new value: changed at its updated_at, then closed at its closed_at', async () => {
+    h.clock.set(Date.parse('2026-11-22T16:00:00Z'));
+    const open = withBook19(nbaEvent('t5', START), { updated_at: '2026-11-22T15:30:00Z' });
+    assert.equal((await h.ingest([open])).statusCode, 200);
+    h.clock.set(Date.parse('2026-11-22T18:30:00Z'));
+    const closedLate = withBook19(
+      nbaEvent('t5', START, { mlAway: 140, mlHome: -160, status: 'STATUS_IN_PROGRESS' }),
+      { updated_at: '2026-11-22T17:50:00Z', closed: true, closed_at: '2026-11-22T17:59:00Z' },
+    );
+    assert.equal((await h.ingest([closedLate])).statusCode, 200);
+    assert.deepEqual(
+      (await historyOf(h, 't5')).map((c) => [c.change_type, c.price, c.updated_at]),
+      [
+        ['opened', 150, '2026-11-22T15:30:00.000Z'],
+        ['changed', 140, '2026-11-22T17:50:00.000Z'],
+        ['closed', 140, '2026-11-22T17:59:00.000Z'],
+      ],
+    );
+    assert.equal(lakersMl((await h.get('/api/v2/events/t5/closing')).json()).price, 140);
+  });
+
   test('updated_at and closed_at must be RFC 3339 with an offset; nothing of the batch is stored', async () => {
     const bad = withBook19(nbaEvent('t3', START), { updated_at: '2026-11-22 12:00:00' });
     const res = await h.ingest([bad]);
