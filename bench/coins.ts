@@ -4,8 +4,8 @@
  * >= 1,000 req/s for the full list with platforms.
  */
 import { ManualClock } from '../src/platform/clock.ts';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { coinsService } from '../src/services/coins/index.ts';
+import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, type LoadResult, load, report } from './lib.ts';
 
 export async function benchCoins(durationSeconds: number): Promise<void> {

@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { ManualClock } from '../src/platform/clock.ts';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { depositsService } from '../src/services/deposits/index.ts';
+import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, load, report } from './lib.ts';
 
 export async function benchDeposits(durationSeconds: number): Promise<void> {

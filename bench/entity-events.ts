@@ -10,8 +10,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Agent, request } from 'undici';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { entityEventsService } from '../src/services/entity-events/index.ts';
+import { startTestPlatform } from '../test/support/platform.ts';
 
 const WEBHOOKS = 5;
 const ENROLLMENTS_PER_WEBHOOK = 2;

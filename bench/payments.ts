@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { ManualClock } from '../src/platform/clock.ts';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { paymentsService } from '../src/services/payments/index.ts';
+import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, load, report } from './lib.ts';
 
 export async function benchPayments(durationSeconds: number): Promise<void> {

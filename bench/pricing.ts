@@ -4,8 +4,8 @@
  * >= 2,000 req/s.
  */
 import { ManualClock } from '../src/platform/clock.ts';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { pricingService } from '../src/services/pricing/index.ts';
+import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, load, report } from './lib.ts';
 
 export async function benchPricing(durationSeconds: number): Promise<void> {
@@ -18,9 +18,9 @@ export async function benchPricing(durationSeconds: number): Promise<void> {
     const app = platform.app('pricing');
     const issued = await app.inject({
       method: 'POST',
-      url: '/_ops/projects/demo/keys',
+      url: '/_ops/keys',
       headers: { authorization: platform.operatorAuth },
-      payload: { permission: 'read', label: 'bench', rateLimitPerMinute: 1_000_000 },
+      payload: { projectSlug: 'demo', permission: 'read', label: 'bench', rateLimitPerMinute: 1_000_000 },
     });
     if (issued.statusCode !== 201)
       throw new Error(`issuing a key failed: ${issued.statusCode} ${issued.body}`);

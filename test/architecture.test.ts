@@ -3,12 +3,19 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import semver from 'semver';
-import { startTestPlatform } from '../src/platform/testing.ts';
 import { implementedServices } from '../src/services/index.ts';
+import { startTestPlatform } from './support/platform.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SERVICES = path.join(ROOT, 'src', 'services');
 const PLATFORM = path.join(ROOT, 'src', 'platform');
+/** Test support (test platforms, the CLI as a child process, waits): tests only, never production code. */
+const TEST_SUPPORT = path.join(ROOT, 'test', 'support');
+
+/** True for a file of a service's `test/` folder. */
+function isTestFile(file: string): boolean {
+  return file.includes(`${path.sep}test${path.sep}`);
+}
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -29,20 +36,73 @@ export function importsOf(source: string): string[] {
   return specs;
 }
 
-/** The HTTP layer of a service or of the platform: the only files that may import Fastify. */
-function isHttpLayer(file: string): boolean {
+/** Platform files that are HTTP layer (they build or plug into the Fastify app). */
+const PLATFORM_HTTP_FILES = [
+  'http.ts',
+  'auth.ts',
+  'credential-routes.ts',
+  'streams.ts',
+  'rate-limit.ts',
+  'runtime.ts',
+  'service.ts',
+];
+
+/**
+ * Where a file of a service sits: its service, its module folder (the first folder under the service, such as
+ * `routes`, or `mcp` and `rest` in a large service; '' for a file at the top) and its path inside the service.
+ */
+export function placeOf(file: string): { service: string; folder: string; rel: string } | undefined {
+  const rel = path.relative(SERVICES, file);
+  if (rel.startsWith('..')) return undefined;
+  const [service, ...rest] = rel.split(path.sep);
+  return { service: service!, folder: rest.length > 1 ? rest[0]! : '', rel: rest.join('/') };
+}
+
+/** Every relative import of every service's files: the service, its folder, the importing file, the specifier and its resolved path. */
+function* serviceRelativeImports() {
+  for (const service of readdirSync(SERVICES)) {
+    const dir = path.join(SERVICES, service);
+    if (!statSync(dir).isDirectory()) continue;
+    for (const file of sourceFiles(dir))
+      for (const spec of importsOf(readFileSync(file, 'utf8')))
+        if (spec.startsWith('.'))
+          yield { service, dir, file, spec, target: path.resolve(path.dirname(file), spec) };
+  }
+}
+
+/**
+ * The HTTP layer of a service or of the platform: the only files that may import Fastify. In a service: a
+ * `*-routes.ts` file or anything in a `routes/` folder (at any depth: `mcp/routes/tools.ts`), the service's own
+ * `index.ts` (its descriptor; not a sub-folder's index), and tests.
+ */
+export function isHttpLayer(file: string): boolean {
   const base = path.basename(file);
+  const place = placeOf(file);
   return (
     /(^|-)routes?\.ts$/.test(base) ||
     file.includes(`${path.sep}routes${path.sep}`) ||
-    base === 'index.ts' ||
     file.includes(`${path.sep}test${path.sep}`) ||
-    (file.startsWith(PLATFORM) &&
-      ['http.ts', 'rate-limit.ts', 'runtime.ts', 'testing.ts', 'service.ts'].includes(base))
+    (place !== undefined && place.rel === 'index.ts') ||
+    (file.startsWith(PLATFORM) && PLATFORM_HTTP_FILES.includes(base))
   );
 }
 
-describe('architecture (DESIGN.md, Layout rules)', () => {
+/**
+ * A service's module folders stay apart: code outside folder `x` (the top, or another folder) reaches into it only
+ * through `x/index.ts`. `db/` (the tables every part uses) and tests are exempt.
+ * @returns a reason when `file` importing `target` breaks the rule, else undefined.
+ */
+export function crossFolderViolation(file: string, target: string): string | undefined {
+  const from = placeOf(file);
+  const to = placeOf(target);
+  if (!from || !to || from.service !== to.service) return undefined;
+  if (to.folder === '' || to.folder === 'db' || to.folder === from.folder || from.folder === 'test')
+    return undefined;
+  if (to.rel === `${to.folder}/index.ts`) return undefined;
+  return `${from.rel} reaches into ${to.rel} (import ${to.folder}/index.ts instead)`;
+}
+
+describe('architecture (docs/architecture.md, layout rules)', () => {
   test('every installed dependency supports Node 20.19 (package-lock engines)', () => {
     const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { version?: string; engines?: { node?: string } | string[] }>;
@@ -63,22 +123,63 @@ describe('architecture (DESIGN.md, Layout rules)', () => {
     assert.deepEqual(found.sort(), ['../y.ts', './z.ts', 'side', 'w', 'x']);
   });
 
-  test('a service imports only the platform and its own folder, never another service', () => {
+  test('a service imports only the platform and its own folder (its tests also test/support), never another service', () => {
     const violations: string[] = [];
-    for (const service of readdirSync(SERVICES)) {
-      const dir = path.join(SERVICES, service);
-      if (!statSync(dir).isDirectory()) continue;
-      for (const file of sourceFiles(dir)) {
-        for (const spec of importsOf(readFileSync(file, 'utf8'))) {
-          if (!spec.startsWith('.')) continue;
-          const target = path.resolve(path.dirname(file), spec);
-          const inOwn = target.startsWith(dir + path.sep);
-          const inPlatform = target.startsWith(PLATFORM + path.sep);
-          if (!inOwn && !inPlatform) violations.push(`${path.relative(ROOT, file)} -> ${spec}`);
-        }
-      }
+    for (const { dir, file, spec, target } of serviceRelativeImports()) {
+      const inOwn = target.startsWith(dir + path.sep);
+      const inPlatform = target.startsWith(PLATFORM + path.sep);
+      const testSupport = isTestFile(file) && target.startsWith(TEST_SUPPORT + path.sep);
+      if (!inOwn && !inPlatform && !testSupport) violations.push(`${path.relative(ROOT, file)} -> ${spec}`);
     }
     assert.deepEqual(violations, []);
+  });
+
+  test('layout rules hold in the sub-folders of a large service (media-buying/{rest,mcp,oauth,sms})', () => {
+    const at = (rel: string) => path.join(SERVICES, 'media-buying', ...rel.split('/'));
+    assert.equal(isHttpLayer(at('index.ts')), true, "the service's descriptor");
+    assert.equal(isHttpLayer(at('mcp/index.ts')), false, "a sub-folder's index is not the descriptor");
+    assert.equal(isHttpLayer(at('rest/routes/organizations.ts')), true);
+    assert.equal(isHttpLayer(at('mcp/mcp-routes.ts')), true);
+    assert.equal(isHttpLayer(at('sms/outbound-queue.ts')), false);
+    assert.equal(isHttpLayer(at('mcp/test/tools.test.ts')), true);
+    assert.equal(crossFolderViolation(at('mcp/tools.ts'), at('rest/index.ts')), undefined);
+    assert.equal(crossFolderViolation(at('mcp/tools.ts'), at('db/schema.ts')), undefined);
+    assert.equal(crossFolderViolation(at('mcp/tools.ts'), at('media-buying-errors.ts')), undefined);
+    assert.equal(crossFolderViolation(at('mcp/tools.ts'), at('mcp/adcp/schemas.ts')), undefined);
+    assert.equal(crossFolderViolation(at('test/x.test.ts'), at('sms/carrier.ts')), undefined);
+    assert.match(crossFolderViolation(at('mcp/tools.ts'), at('rest/campaigns.ts')) ?? '', /rest\/index\.ts/);
+    assert.match(crossFolderViolation(at('index.ts'), at('sms/carrier.ts')) ?? '', /sms\/index\.ts/);
+  });
+
+  test("a service's module folders import each other only through their index.ts", () => {
+    const violations: string[] = [];
+    for (const { service, file, target } of serviceRelativeImports()) {
+      const reason = crossFolderViolation(file, target);
+      if (reason) violations.push(`${service}: ${reason}`);
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  test('production code (platform and services outside their tests) never imports test support', () => {
+    const violations = [...sourceFiles(SERVICES), ...sourceFiles(PLATFORM)]
+      .filter((file) => !isTestFile(file))
+      .flatMap((file) =>
+        importsOf(readFileSync(file, 'utf8'))
+          .filter(
+            (spec) => spec.startsWith('.') && path.resolve(path.dirname(file), spec).startsWith(TEST_SUPPORT),
+          )
+          .map((spec) => `${path.relative(ROOT, file)} -> ${spec}`),
+      );
+    assert.deepEqual(violations, []);
+  });
+
+  test('the platform raises its own errors only through platformError (their codes stay the closed PlatformErrorCode)', () => {
+    const raw = sourceFiles(PLATFORM)
+      .filter(
+        (file) => path.basename(file) !== 'errors.ts' && /new ApiError\(/.test(readFileSync(file, 'utf8')),
+      )
+      .map((file) => path.relative(ROOT, file));
+    assert.deepEqual(raw, []);
   });
 
   test('the platform imports no service', () => {

@@ -1,12 +1,14 @@
 /**
- * The recurring jobs of every service (DESIGN.md "Jobs"): each service's schedule is what its README promises, every
- * scheduled task exists, and a started worker registers every schedule with Graphile Worker (`known_crontabs`), so
- * dropping a `cron:` line, misspelling a task or changing a pattern fails here rather than silently never running.
+ * The recurring jobs of every service (docs/architecture.md, "Jobs"): each service's schedule is what its README
+ * promises, every scheduled task exists, and a started worker registers every schedule with Graphile Worker
+ * (`known_crontabs`), so dropping a `cron:` line, misspelling a task or changing a pattern fails here rather than
+ * silently never running.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestPlatform, type TestPlatform } from '../src/platform/testing.ts';
 import { implementedServices } from '../src/services/index.ts';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+import { waitUntil } from './support/wait.ts';
 
 /** identifier -> crontab pattern (UTC), as documented in each service README. */
 const EXPECTED_SCHEDULE: Record<string, string> = {
@@ -37,9 +39,10 @@ describe('cron: every service schedule is registered with the worker', () => {
     const declared: Record<string, string> = { 'platform:prune-idempotency': '17 * * * *' };
     for (const [name, service] of platform.booted.services) {
       for (const c of service.module.cron ?? []) {
-        const identifier = `${name}:${c.identifier ?? c.task}`;
+        const identifier = c.identifier === undefined ? c.task.name : `${name}:${c.identifier}`;
         declared[identifier] = c.pattern;
-        assert.ok(platform.booted.tasks[`${name}:${c.task}`], `task ${name}:${c.task} is registered`);
+        assert.ok(c.task.name.startsWith(`${name}:`), `task ${c.task.name} is in the ${name} namespace`);
+        assert.ok(platform.booted.tasks[c.task.name], `task ${c.task.name} is registered`);
       }
     }
     assert.deepEqual(declared, EXPECTED_SCHEDULE);
@@ -49,17 +52,14 @@ describe('cron: every service schedule is registered with the worker', () => {
   test('the running worker registers every schedule in known_crontabs', async () => {
     const pool = platform.booted.database.pool;
     const expected = Object.keys(EXPECTED_SCHEDULE).sort();
-    let known: string[] = [];
-    // Registration happens as the worker's cron starts, just after bootServices returns: poll, bounded.
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
+    // Registration happens as the worker's cron starts, just after bootServices returns.
+    const known = await waitUntil('every schedule in known_crontabs', async () => {
       const { rows } = await pool.query<{ identifier: string }>(
         'select identifier from graphile_worker._private_known_crontabs order by identifier',
       );
-      known = rows.map((r) => r.identifier);
-      if (expected.every((id) => known.includes(id))) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      const ids = rows.map((r) => r.identifier);
+      return expected.every((id) => ids.includes(id)) && ids;
+    });
     assert.deepEqual(known, expected);
   });
 });

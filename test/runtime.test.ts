@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../src/platform/embedded-postgres.ts';
-import { createTestDatabase, type TestDatabase } from '../src/platform/testing.ts';
 import { postgresProcessesFor, servicePorts, startCli } from './support/cli.ts';
+import { createTestDatabase, type TestDatabase } from './support/platform.ts';
+import { waitUntil } from './support/wait.ts';
 
 /** `npm start` against an external PostgreSQL (DATABASE_URL): banner, credentials, restart, shutdown, bad starts. */
 describe('runtime: the api-suite command on DATABASE_URL', () => {
@@ -304,9 +305,9 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
     cli.child.kill('SIGTERM');
     // New connections are refused once the server closes; the in-flight request is not cut.
-    const deadline = Date.now() + 5_000;
-    while ((await listening(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await listening(port), false, 'no new connections after SIGTERM');
+    await waitUntil('no new connections after SIGTERM', async () => !(await listening(port)), {
+      timeoutMs: 5_000,
+    });
     inFlight!.end(rest.slice(1));
     const { status, body } = await answer;
     assert.equal(status, 200, body);

@@ -13,7 +13,7 @@ export type Role = 'api' | 'worker' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /**
- * The validated platform configuration (DESIGN.md, "Runtime contract"). Built once at start by
+ * The validated platform configuration (docs/architecture.md, "Runtime"). Built once at start by
  * {@link loadConfig}; every field is already checked.
  */
 export interface PlatformConfig {
@@ -155,6 +155,76 @@ function parseKey(name: string, raw: string): Buffer {
 }
 
 /**
+ * The services to run: `SERVICES` / `--services` (comma list, registry order kept), or all of `known`.
+ * @throws ConfigError for an empty list or an unknown name.
+ */
+function selectServices(raw: string | undefined, known: string[]): string[] {
+  if (raw === undefined) return known;
+  const wanted = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (wanted.length === 0) throw new ConfigError('SERVICES must name at least one service');
+  for (const name of wanted) {
+    if (!known.includes(name)) {
+      throw new ConfigError(`SERVICES names unknown service "${name}" (available: ${known.join(', ')})`);
+    }
+  }
+  return known.filter((name) => wanted.includes(name));
+}
+
+/**
+ * Each running service's port (`<PREFIX>_PORT`, default its own) and public URL (`<PREFIX>_PUBLIC_URL`, default
+ * `http://<host>:<port>` with a wildcard host shown as 127.0.0.1 and an IPv6 host in brackets).
+ * @throws ConfigError for a bad port, two services on one port, or a bad URL.
+ */
+function serviceAddresses(
+  registry: readonly ServiceConfigEntry[],
+  services: string[],
+  host: string,
+  get: (key: string) => string | undefined,
+): { ports: Record<string, number>; publicUrls: Record<string, string> } {
+  const ports: Record<string, number> = {};
+  const publicUrls: Record<string, string> = {};
+  const byPort = new Map<number, string>();
+  const displayHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  for (const entry of registry) {
+    if (!services.includes(entry.name)) continue;
+    const portVar = `${entry.envPrefix}_PORT`;
+    const portRaw = get(portVar);
+    const port = portRaw === undefined ? entry.defaultPort : parsePort(portVar, portRaw);
+    const clash = byPort.get(port);
+    if (clash !== undefined)
+      throw new ConfigError(`${portVar}=${port} is already the port of service "${clash}"`);
+    byPort.set(port, entry.name);
+    ports[entry.name] = port;
+    const publicVar = `${entry.envPrefix}_PUBLIC_URL`;
+    const publicRaw = get(publicVar);
+    publicUrls[entry.name] =
+      publicRaw === undefined
+        ? `http://${displayHost}:${port}`
+        : parseHttpUrl(publicVar, publicRaw).toString().replace(/\/$/, '');
+  }
+  return { ports, publicUrls };
+}
+
+/**
+ * `OPERATOR_TOKEN`: at least 16 characters of an RFC 6750 bearer token (it is sent as `Authorization: Bearer`).
+ * @throws ConfigError otherwise.
+ */
+function parseOperatorToken(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length < 16) throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(raw)) {
+    throw new ConfigError(
+      'OPERATOR_TOKEN may contain only letters, digits and - . _ ~ + / (then = padding): it is sent as a bearer token',
+    );
+  }
+  return raw;
+}
+
+/**
  * Reads and validates the configuration from `env` and the command line.
  *
  * @param registry every implemented service, in start order.
@@ -175,23 +245,10 @@ export function loadConfig(
   if (roleRaw !== 'api' && roleRaw !== 'worker' && roleRaw !== 'all') {
     throw new ConfigError(`--role must be api, worker or all (got "${roleRaw}")`);
   }
-
-  const known = registry.map((s) => s.name);
-  const servicesRaw = cli.services ?? get('SERVICES');
-  let services = known;
-  if (servicesRaw !== undefined) {
-    const wanted = servicesRaw
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0);
-    if (wanted.length === 0) throw new ConfigError('SERVICES must name at least one service');
-    for (const name of wanted) {
-      if (!known.includes(name)) {
-        throw new ConfigError(`SERVICES names unknown service "${name}" (available: ${known.join(', ')})`);
-      }
-    }
-    services = known.filter((name) => wanted.includes(name));
-  }
+  const services = selectServices(
+    cli.services ?? get('SERVICES'),
+    registry.map((s) => s.name),
+  );
 
   const logLevelRaw = (get('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevelRaw as LogLevel)) {
@@ -211,33 +268,9 @@ export function loadConfig(
     throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
   }
 
-  const ports: Record<string, number> = {};
-  const publicUrls: Record<string, string> = {};
-  const byPort = new Map<number, string>();
-  for (const entry of registry) {
-    if (!services.includes(entry.name)) continue;
-    const portVar = `${entry.envPrefix}_PORT`;
-    const portRaw = get(portVar);
-    const port = portRaw === undefined ? entry.defaultPort : parsePort(portVar, portRaw);
-    const clash = byPort.get(port);
-    if (clash !== undefined)
-      throw new ConfigError(`${portVar}=${port} is already the port of service "${clash}"`);
-    byPort.set(port, entry.name);
-    ports[entry.name] = port;
-    const publicVar = `${entry.envPrefix}_PUBLIC_URL`;
-    const publicRaw = get(publicVar);
-    const displayHost =
-      host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    publicUrls[entry.name] =
-      publicRaw === undefined
-        ? `http://${displayHost}:${port}`
-        : parseHttpUrl(publicVar, publicRaw).toString().replace(/\/$/, '');
-  }
+  const { ports, publicUrls } = serviceAddresses(registry, services, host, get);
 
-  const operatorToken = get('OPERATOR_TOKEN');
-  if (operatorToken !== undefined && operatorToken.length < 16) {
-    throw new ConfigError('OPERATOR_TOKEN must be at least 16 characters');
-  }
+  const operatorToken = parseOperatorToken(get('OPERATOR_TOKEN'));
 
   const workerConcurrency = integerVar(env, 'WORKER_CONCURRENCY', 8, 1, 100);
 

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
  * The one error type of the platform. Domain code throws {@link ApiError}; each service's error formatter turns it
  * into that service's own body (`{status:{error_code,...}}`, JSON:API `errors[]`, `{error, message}`, ...).
@@ -27,6 +29,75 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Every error code the platform itself raises, with its HTTP status. The list is closed: each service's formatter
+ * maps every one of them through a `Record<PlatformErrorCode, ...>` ({@link PlatformCodeMap}), so adding a code here
+ * fails the compilation of every formatter that does not say how it shows it. Services raise their own codes for
+ * their own errors besides these.
+ *
+ * - `validation_failed`: a request broke its schema ({@link ValidationError}, every issue listed);
+ * - `bad_request`: Fastify refused the request before it reached a route (malformed or empty JSON, a bad URL, a
+ *   `__proto__` key; the status is Fastify's, usually 400);
+ * - `invalid_pagination`: `limit` / `offset` out of range (`pagination.ts`);
+ * - `operator_unauthenticated`: an `/_ops` route without the operator token;
+ * - `not_found`: no such route, or no such credential on the operator key routes;
+ * - `idempotency_key_reused` / `idempotency_key_in_use`: an `Idempotency-Key` sent with another request, or while its
+ *   first request is still running (`idempotency.ts`);
+ * - `payload_too_large`, `unsupported_media_type`: body over the limit, or of a type no parser takes;
+ * - `uri_too_long`: a path parameter over the router's limit (100 characters);
+ * - `rate_limited`: a rate limit without the service's own answer;
+ * - `internal`: anything unexpected (the message never carries internals);
+ * - `service_unavailable`: the instance is stopping.
+ */
+export const PLATFORM_ERRORS = {
+  validation_failed: 400,
+  bad_request: 400,
+  invalid_pagination: 400,
+  operator_unauthenticated: 401,
+  not_found: 404,
+  idempotency_key_reused: 409,
+  idempotency_key_in_use: 409,
+  payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  service_unavailable: 503,
+} as const satisfies Record<string, number>;
+
+/** A code of {@link PLATFORM_ERRORS}. */
+export type PlatformErrorCode = keyof typeof PLATFORM_ERRORS;
+
+/** Every {@link PlatformErrorCode}, for tests and docs. */
+export const PLATFORM_ERROR_CODES = Object.keys(PLATFORM_ERRORS) as PlatformErrorCode[];
+
+/** How a service shows each platform code (its own name, number or text): exhaustive by its type. */
+export type PlatformCodeMap<T> = Record<PlatformErrorCode, T>;
+
+/** True when `code` is one the platform raises. */
+export function isPlatformErrorCode(code: string): code is PlatformErrorCode {
+  return Object.hasOwn(PLATFORM_ERRORS, code);
+}
+
+/** An {@link ApiError} of a platform code, with the code's status unless `options.status` overrides it. */
+export function platformError(
+  code: PlatformErrorCode,
+  message: string,
+  options: {
+    status?: number;
+    details?: Record<string, unknown>;
+    headers?: Record<string, string>;
+    cause?: unknown;
+  } = {},
+): ApiError {
+  return new ApiError(options.status ?? PLATFORM_ERRORS[code], code, message, options);
+}
+
+/** The reason phrase of an HTTP status (RFC 9110 section 15) from `node:http`'s `STATUS_CODES`; `Error` if unknown. */
+export function reasonPhrase(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
+
 /** One failed rule of a request: `field` is a dotted/pointer path into the request (`body.amount`, `query.limit`). */
 export interface FieldIssue {
   /** Where the value came from: `body`, `query`, `params` or `headers`. */
@@ -43,7 +114,9 @@ export class ValidationError extends ApiError {
   readonly issues: FieldIssue[];
 
   constructor(issues: FieldIssue[], message = 'The request is invalid.') {
-    super(400, 'validation_failed', message, { details: { issues } });
+    super(PLATFORM_ERRORS.validation_failed, 'validation_failed' satisfies PlatformErrorCode, message, {
+      details: { issues },
+    });
     this.name = 'ValidationError';
     this.issues = issues;
   }
@@ -81,14 +154,9 @@ export function invalidRequest(issues: FieldIssue[]): ValidationError {
 
 /** The generic 500 answer: the message never echoes the underlying error. */
 export function internalError(cause?: unknown): ApiError {
-  return new ApiError(
-    500,
-    'internal',
-    'An internal error occurred. Quote the request id when reporting it.',
-    {
-      cause,
-    },
-  );
+  return platformError('internal', 'An internal error occurred. Quote the request id when reporting it.', {
+    cause,
+  });
 }
 
 /** Thrown by the config loader; its message is one line meant for the operator's terminal. */

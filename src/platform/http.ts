@@ -14,15 +14,37 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
+import { bearerToken } from './auth.ts';
 import type { TrustProxy } from './config.ts';
 import { constantTimeEqual } from './crypto.ts';
-import { ApiError, type FieldIssue, internalError, invalidRequest } from './errors.ts';
+import {
+  ApiError,
+  type FieldIssue,
+  internalError,
+  invalidRequest,
+  type PlatformErrorCode,
+  platformError,
+  reasonPhrase,
+} from './errors.ts';
 import { requestId } from './ids.ts';
 import type { AppLogger } from './logger.ts';
+import { isCalendarDate, isRfc3339DateTime } from './schemas.ts';
 
 const AJV_OPTIONS = { allErrors: true, useDefaults: true, removeAdditional: false } as const;
 const coercingValidators = AjvCompiler();
 const strictValidators = AjvCompiler();
+
+/**
+ * Replaces ajv-formats' `date` and `date-time` with the platform's ({@link isCalendarDate}, {@link isRfc3339DateTime}
+ * in schemas.ts, also TypeBox's FormatRegistry and the domain helpers'), so a value the request validator accepts is
+ * one every service's own checks accept too.
+ */
+function usePlatformFormats(ajv: {
+  addFormat(name: string, format: (value: string) => boolean): unknown;
+}): void {
+  ajv.addFormat('date', isCalendarDate);
+  ajv.addFormat('date-time', isRfc3339DateTime);
+}
 
 /**
  * Request validation with Fastify's own Ajv compiler, in two modes: query strings, path parameters and headers are
@@ -33,8 +55,12 @@ const strictValidators = AjvCompiler();
 function buildRequestValidator(externalSchemas: Parameters<ReturnType<typeof AjvCompiler>>[0]) {
   const query = coercingValidators(externalSchemas, {
     customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' },
+    onCreate: usePlatformFormats,
   });
-  const body = strictValidators(externalSchemas, { customOptions: { ...AJV_OPTIONS, coerceTypes: false } });
+  const body = strictValidators(externalSchemas, {
+    customOptions: { ...AJV_OPTIONS, coerceTypes: false },
+    onCreate: usePlatformFormats,
+  });
   return (route: RouteDefinition) => (route.httpPart === 'body' ? body(route) : query(route));
 }
 
@@ -66,7 +92,14 @@ export interface ServiceAppOptions {
   description: string;
   /** The service's public base URL (OpenAPI `servers[0]`). */
   publicUrl: string;
+  /** The service's error format (the default of its routes). */
   formatError: ErrorFormatter;
+  /**
+   * Other error formats by URL prefix (`/mcp/` for MCP errors, `/api/legacy/` for a flat legacy body): a request
+   * under a prefix, matched to a route or not (a 404), is answered in its format; the longest prefix wins. A route's
+   * `config.errorFormat` wins over both.
+   */
+  errorFormats?: readonly { prefix: string; format: ErrorFormatter }[];
   /** The operator token guarding `/_ops/*` (compared in constant time). */
   operatorToken: string;
   logger: AppLogger;
@@ -82,7 +115,59 @@ export interface ServiceAppOptions {
   ready: () => Promise<boolean>;
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's JSON body is optional: no body, or an empty body sent with a JSON content type, reaches
+     * validation as `{}` (pricing's plan duplicate, entity-events' check_connectivity). Default false: an empty JSON
+     * body is a 400.
+     */
+    optionalJsonBody?: boolean;
+    /** The route's own error format, instead of its URL prefix's or the service's ({@link ServiceAppOptions}). */
+    errorFormat?: ErrorFormatter;
+  }
+}
+
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** `application/json` and every JSON-based media type (`application/<x>+json`, RFC 6839), e.g. JSON:API's. */
+const JSON_MEDIA_TYPES = /^application\/(?:[\w!#$&^.-]+\+)?json(?:\s*;|$)/i;
+
+/**
+ * The one JSON body parser of every service: Fastify's own (`secure-json-parse`: a body with a `__proto__` or
+ * `constructor.prototype` key is refused, so no handler ever sees a poisoned object), for `application/json` and
+ * every `+json` type, with two differences: a route with `config.optionalJsonBody` takes an empty body as no body,
+ * and a body refused for a prototype key says so instead of "not valid JSON".
+ */
+function registerJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '' && request.routeOptions.config.optionalJsonBody) return done(null, undefined);
+    parseJson(request, text, (err, value) => {
+      if (err && text.trim() !== '' && parsesAsPlainJson(text)) {
+        return done(
+          platformError(
+            'bad_request',
+            'The body has a "__proto__" or "constructor.prototype" key, which this API refuses.',
+          ),
+          undefined,
+        );
+      }
+      done(err, value);
+    });
+  });
+}
+
+function parsesAsPlainJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function issuesFromValidation(error: FastifyError): FieldIssue[] {
   const location = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body');
@@ -106,7 +191,22 @@ function issuesFromValidation(error: FastifyError): FieldIssue[] {
   });
 }
 
-/** Maps any thrown value to the {@link ApiError} to answer with. */
+/** The platform code of a 4xx Fastify raised itself (its own status kept). */
+function fastifyClientErrorCode(status: number): PlatformErrorCode {
+  if (status === 413) return 'payload_too_large';
+  if (status === 414) return 'uri_too_long';
+  if (status === 415) return 'unsupported_media_type';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  return 'bad_request';
+}
+
+/**
+ * Maps any thrown value to the {@link ApiError} to answer with: an ApiError as it is; a schema failure as
+ * `validation_failed` with every issue; Fastify's own 4xx as a platform code with Fastify's status and message (they
+ * describe the request, never internals: "Body is not valid JSON"); a 503 as `service_unavailable`; anything else as
+ * `internal` (500).
+ */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fe = error as FastifyError;
@@ -115,27 +215,49 @@ export function toApiError(error: unknown): ApiError {
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
-    const code =
-      status === 413
-        ? 'payload_too_large'
-        : status === 415
-          ? 'unsupported_media_type'
-          : status === 404
-            ? 'not_found'
-            : status === 429
-              ? 'rate_limited'
-              : 'bad_request';
-    // Fastify's own 4xx messages describe the request, never internals (for example "Body is not valid JSON").
-    return new ApiError(
-      status,
-      code,
-      typeof fe.message === 'string' && fe.message ? fe.message : 'Bad request',
-      {
-        cause: error,
-      },
-    );
+    const message = typeof fe.message === 'string' && fe.message ? fe.message : reasonPhrase(status);
+    return platformError(fastifyClientErrorCode(status), message, { status, cause: error });
+  }
+  if (status === 503) {
+    return platformError('service_unavailable', 'The service is stopping; retry on another instance.', {
+      cause: error,
+    });
   }
   return internalError(error);
+}
+
+/** The one log line of a request (`request`: method, path, route, status, duration in ms); 5xx at level error. */
+function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const level = reply.statusCode >= 500 ? 'error' : 'info';
+  request.log[level](
+    {
+      method: request.method,
+      path: pathOf(request.url),
+      route: request.routeOptions?.url,
+      statusCode: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    },
+    'request',
+  );
+}
+
+/**
+ * The prefix formats, longest first, each without a trailing slash (`/mcp/` and `/mcp` both cover `/mcp` and
+ * `/mcp/...`, never `/mcpx`).
+ * @throws Error for a prefix that is not a path or is given twice (a service definition error, at start).
+ */
+function errorFormatPrefixes(
+  formats: readonly { prefix: string; format: ErrorFormatter }[],
+): { prefix: string; format: ErrorFormatter }[] {
+  const seen = new Set<string>();
+  const out = formats.map(({ prefix, format }) => {
+    const clean = prefix.replace(/\/+$/, '');
+    if (!clean.startsWith('/')) throw new Error(`error format prefix "${prefix}" is not a path`);
+    if (seen.has(clean)) throw new Error(`error format prefix "${prefix}" is given twice`);
+    seen.add(clean);
+    return { prefix: clean, format };
+  });
+  return out.sort((a, b) => b.prefix.length - a.prefix.length);
 }
 
 function pathOf(url: string): string {
@@ -182,6 +304,28 @@ function fastifyTrustProxy(
  * Register routes on the returned instance, then call `ready()`.
  */
 export async function createServiceApp(options: ServiceAppOptions): Promise<ServiceApp> {
+  const prefixes = errorFormatPrefixes(options.errorFormats ?? []);
+  /** The route's format, else the longest matching prefix's (whole path segments), else the service's. */
+  const formatterFor = (request: FastifyRequest): ErrorFormatter => {
+    const own = request.routeOptions?.config?.errorFormat;
+    if (own) return own;
+    const path = decodedPathOf(request.url);
+    return (
+      prefixes.find((p) => path === p.prefix || path.startsWith(`${p.prefix}/`))?.format ??
+      options.formatError
+    );
+  };
+  const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    }
+    const { body, headers } = formatterFor(request)(apiError, request);
+    reply.code(apiError.status);
+    if (apiError.headers) reply.headers(apiError.headers);
+    if (headers) reply.headers(headers);
+    return reply.type('application/json; charset=utf-8').send(body);
+  };
   const app = Fastify({
     loggerInstance: options.logger.child({ service: options.name }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -191,20 +335,47 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: fastifyTrustProxy(options.trustProxy ?? false),
-    return503OnClosing: true,
+    // Requests arriving while the app closes are answered by the hook below, in the service's error format (Fastify's
+    // own 503 would be its fixed JSON body).
+    return503OnClosing: false,
+    // A malformed percent-escape (400) or an over-long path parameter (414), refused before routing: in the service's
+    // format too, with the request id (no hook runs for these requests, so the request line is logged here).
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendError(error, request, reply);
+      logRequest(request, reply);
+    },
     forceCloseConnections: 'idle',
     // The factory type of @fastify/ajv-compiler cannot describe a per-part choice; the shapes are its own.
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  registerJsonParser(app);
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.optionalJsonBody && (request.body === undefined || request.body === null))
+      request.body = {};
+  });
+
+  // Once the app is stopping, every answer closes its connection (a keep-alive connection busy at the stop would
+  // otherwise stay open until its keep-alive timeout and hold the stop), and a request that still arrives on one is
+  // a 503 in the service's format.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw platformError('service_unavailable', 'The service is stopping; retry on another instance.');
+    }
     if (isOperatorPath(request.routeOptions.url) || isOperatorPath(decodedPathOf(request.url))) {
-      const header = request.headers.authorization;
-      const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+      const token = bearerToken(request.headers.authorization);
       if (!token || !constantTimeEqual(token, options.operatorToken)) {
-        throw new ApiError(
-          401,
+        throw platformError(
           'operator_unauthenticated',
           'This operator route needs Authorization: Bearer <OPERATOR_TOKEN>.',
         );
@@ -212,35 +383,12 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const level = reply.statusCode >= 500 ? 'error' : 'info';
-    request.log[level](
-      {
-        method: request.method,
-        path: pathOf(request.url),
-        route: request.routeOptions.url,
-        statusCode: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
-  const sendError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500) {
-      request.log.error({ err: error }, 'request failed');
-    }
-    const { body, headers } = options.formatError(apiError, request);
-    reply.code(apiError.status);
-    if (apiError.headers) reply.headers(apiError.headers);
-    if (headers) reply.headers(headers);
-    return reply.type('application/json; charset=utf-8').send(body);
-  };
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
     sendError(
-      new ApiError(404, 'not_found', `No route ${request.method} ${pathOf(request.url)}.`),
+      platformError('not_found', `No route ${request.method} ${pathOf(request.url)}.`),
       request,
       reply,
     ),

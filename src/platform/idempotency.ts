@@ -3,7 +3,7 @@ import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Clock } from './clock.ts';
 import type { Db, Tx } from './database.ts';
 import { idempotencyKeys } from './db/schema.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, PLATFORM_ERRORS, type PlatformErrorCode, platformError } from './errors.ts';
 
 /** What an idempotent operation answered: replayed verbatim for a repeat of the same request. */
 export interface IdempotentResponse {
@@ -23,7 +23,11 @@ export interface IdempotentOutcome {
  */
 export class IdempotencyConflictError extends ApiError {
   constructor() {
-    super(409, 'idempotency_key_reused', 'This idempotency key was already used with a different request.');
+    super(
+      PLATFORM_ERRORS.idempotency_key_reused,
+      'idempotency_key_reused' satisfies PlatformErrorCode,
+      'This idempotency key was already used with a different request.',
+    );
     this.name = 'IdempotencyConflictError';
   }
 }
@@ -52,7 +56,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The platform idempotency store (DESIGN.md "Idempotency").
+ * The platform idempotency store (docs/architecture.md, "Conventions", idempotency).
  *
  * {@link IdempotencyStore.run} executes an operation and its idempotency record in ONE transaction:
  * - first use of (scope, key): the operation runs; its answer is stored with the request fingerprint;
@@ -105,8 +109,7 @@ export class IdempotencyStore {
           .from(idempotencyKeys)
           .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
         if (!existing)
-          throw new ApiError(
-            409,
+          throw platformError(
             'idempotency_key_in_use',
             'A request with this idempotency key is in progress; retry.',
           );

@@ -1,3 +1,5 @@
+import type { Static, TObject } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { sql } from 'drizzle-orm';
 import {
   type CronItem,
@@ -13,30 +15,36 @@ import {
 import type pg from 'pg';
 import type { Executor } from './database.ts';
 import type { AppLogger } from './logger.ts';
+// The platform's string formats (`date`, `date-time`) for payload schemas that use them.
+import './schemas.ts';
 
 /**
- * Background jobs on Graphile Worker (DESIGN.md: PostgreSQL-native queue).
+ * Background jobs on Graphile Worker, a PostgreSQL-native queue (docs/architecture.md, "Jobs").
  *
- * Task names are namespaced by service: `<service>:<task>` (for example `coins:mirror-upstream`). A job is added
- * through {@link JobQueue.add} with the caller's executor, so it commits or rolls back with the caller's state
- * change. Cron items run in the worker role; Graphile Worker's `known_crontabs` keeps one run per tick across workers.
+ * A job type is a {@link Task} made once, at module level, by {@link defineTask}: its full name
+ * `<service>:<task>` (for example `coins:mirror-upstream`), the TypeBox schema of its payload and its handler.
+ * Call sites enqueue through the task object ({@link Task.enqueue}, inside the caller's transaction: the job commits
+ * or rolls back with the caller's state change), so no job name is written at a call site and a payload of the
+ * wrong shape is a compile error. A service registers its tasks with their dependencies ({@link Task.with}) in its
+ * module's `tasks`, and schedules them in `cron` by task object; the runtime refuses a task outside the service's
+ * namespace and a name registered twice. Cron items run in the worker role; Graphile Worker's `known_crontabs` keeps
+ * one run per tick across workers.
  */
+/** A handler as Graphile Worker calls it: the stored payload (parsed JSON) and the job's helpers. */
 export type JobHandler = (payload: unknown, helpers: JobHelpers) => Promise<void>;
 
-/** A recurring job: `pattern` is a five-field crontab pattern in UTC, `task` a full task name. */
-export interface CronDefinition {
-  task: string;
-  pattern: string;
-  /** Unique name of this schedule (default: the task name). */
-  identifier?: string;
-  payload?: Record<string, unknown>;
-}
+/** A full task name: `<service>:<task>` (`deposits:publish`); `platform:` for the platform's own tasks. */
+export type TaskName = `${string}:${string}`;
 
 /** Options of one job (Graphile Worker's `add_job`). */
 export interface AddJobOptions {
   /** When the job may run (default: now, in database time). */
   runAt?: Date;
-  /** De-duplication key: a second add with the same key replaces the pending job (`jobKeyMode` default `replace`). */
+  /**
+   * De-duplication key within the task: stored as `<task name>:<jobKey>` (Graphile Worker's keys are global across
+   * tasks, and a key reused by another task would replace that task's job). A second enqueue with the same key
+   * replaces the pending job (`jobKeyMode` default `replace`).
+   */
   jobKey?: string;
   jobKeyMode?: 'replace' | 'preserve_run_at' | 'unsafe_dedupe';
   /** Jobs of one queue run one at a time, in order. */
@@ -46,30 +54,150 @@ export interface AddJobOptions {
   priority?: number;
 }
 
-export interface JobQueue {
-  /** Adds a job inside `executor`'s transaction (or on its own when `executor` is the pool-level handle). */
-  add(
-    executor: Executor,
-    task: string,
-    payload: Record<string, unknown>,
-    options?: AddJobOptions,
-  ): Promise<void>;
+/**
+ * A payload that does not match its task's schema. Thrown by {@link Task.enqueue} before anything is written (a
+ * programming error), and by the worker for a stored job whose payload no longer matches (the job fails, is
+ * retried with Graphile Worker's backoff, and keeps this message as its `last_error`; the handler never runs).
+ */
+export class JobPayloadError extends Error {
+  constructor(
+    /** The full task name. */
+    readonly task: string,
+    /** Each problem as `<JSON pointer> <message>` (`/quoteId Expected integer`). */
+    readonly issues: readonly string[],
+  ) {
+    super(`payload of job ${task} does not match its schema: ${issues.join('; ')}`);
+    this.name = 'JobPayloadError';
+  }
 }
 
-export const jobQueue: JobQueue = {
-  async add(executor, task, payload, options = {}) {
-    await executor.execute(sql`select graphile_worker.add_job(
-      identifier => ${task},
-      payload => ${JSON.stringify(payload)}::json,
-      queue_name => ${options.queueName ?? null},
-      run_at => ${options.runAt ? options.runAt.toISOString() : null}::timestamptz,
-      max_attempts => ${options.maxAttempts ?? null}::int,
-      job_key => ${options.jobKey ?? null},
-      priority => ${options.priority ?? null}::int,
-      job_key_mode => ${options.jobKeyMode ?? 'replace'}
-    )`);
-  },
-};
+/** What every task has, whatever its payload and dependencies: the part the runtime and cron need. */
+export interface TaskInfo {
+  readonly name: TaskName;
+  readonly schema: TObject;
+  /** The problems of `payload` against {@link schema}, as `<JSON pointer> <message>`; empty when it matches. */
+  issues(payload: unknown): string[];
+}
+
+/** A task bound to its dependencies, ready for the runner (a service module's `tasks`). */
+export interface TaskBinding {
+  readonly task: TaskInfo;
+  /**
+   * Checks `payload` against the task's schema, then runs the handler with the bound dependencies.
+   * @throws JobPayloadError when the payload does not match (logged on the job's logger; the handler does not run).
+   */
+  run: JobHandler;
+}
+
+/** A job type: its name, payload schema and handler (made by {@link defineTask}). */
+export interface Task<S extends TObject, D = void> extends TaskInfo {
+  readonly schema: S;
+  /**
+   * Adds a job of this task with `executor` (inside its transaction, or on its own with the pool-level handle):
+   * Graphile Worker's `add_job`. The payload is checked as the worker will read it (after a JSON round trip).
+   * @throws JobPayloadError when `payload` does not match the schema (nothing is written).
+   */
+  enqueue(executor: Executor, payload: Static<S>, options?: AddJobOptions): Promise<void>;
+  /** This task with the dependencies its handler needs (objects the service builds in `setup`). */
+  with(deps: D): TaskBinding;
+}
+
+/** A recurring job: `pattern` is a five-field crontab pattern in UTC; `task` one of the module's tasks. */
+export interface CronDefinition {
+  task: TaskInfo;
+  pattern: string;
+  /** Unique name of this schedule (default: the task name; a service's own identifier is prefixed `<service>:`). */
+  identifier?: string;
+  /** The payload of each run (checked against the task's schema at boot); Graphile Worker adds `_cron`. */
+  payload?: Record<string, unknown>;
+}
+
+const MAX_ISSUES = 5;
+
+function payloadIssues(schema: TObject, payload: unknown): string[] {
+  if (Value.Check(schema, payload)) return [];
+  const issues: string[] = [];
+  for (const error of Value.Errors(schema, payload)) {
+    issues.push(`${error.path || '/'} ${error.message}`);
+    if (issues.length === MAX_ISSUES) break;
+  }
+  return issues;
+}
+
+/**
+ * Defines a job type.
+ *
+ * @param name the full name `<service>:<task>`, written here only: call sites use the returned object.
+ * @param payloadSchema TypeBox object schema of the payload, as JSON (a `Date` or a `bigint` is not a payload
+ *   value: send ISO strings or decimal strings). A scheduled task's schema must allow the `_cron` property
+ *   Graphile Worker adds (TypeBox objects allow extra properties unless told otherwise).
+ * @param handler runs one job: the payload (checked against the schema), the dependencies given to
+ *   {@link Task.with}, and Graphile Worker's helpers. Throwing fails the job; Graphile Worker retries it with
+ *   exponential backoff until `maxAttempts`.
+ * @returns the task: `enqueue(executor, payload, options?)` and `with(deps)` for the service module's `tasks`.
+ */
+export function defineTask<S extends TObject, D = void>(
+  name: TaskName,
+  payloadSchema: S,
+  handler: (payload: Static<S>, deps: D, helpers: JobHelpers) => Promise<void>,
+): Task<S, D> {
+  const task: Task<S, D> = {
+    name,
+    schema: payloadSchema,
+    issues: (payload) => payloadIssues(payloadSchema, payload),
+    async enqueue(executor, payload, options = {}) {
+      let json: string;
+      try {
+        json = JSON.stringify(payload);
+      } catch (err) {
+        throw new JobPayloadError(name, [`/ ${(err as Error).message}`]);
+      }
+      const issues = payloadIssues(payloadSchema, json === undefined ? undefined : JSON.parse(json));
+      if (issues.length > 0) throw new JobPayloadError(name, issues);
+      await executor.execute(sql`select graphile_worker.add_job(
+        identifier => ${name},
+        payload => ${json}::json,
+        queue_name => ${options.queueName ?? null},
+        run_at => ${options.runAt ? options.runAt.toISOString() : null}::timestamptz,
+        max_attempts => ${options.maxAttempts ?? null}::int,
+        job_key => ${options.jobKey === undefined ? null : `${name}:${options.jobKey}`},
+        priority => ${options.priority ?? null}::int,
+        job_key_mode => ${options.jobKeyMode ?? 'replace'}
+      )`);
+    },
+    with(deps) {
+      return {
+        task,
+        async run(payload, helpers) {
+          const issues = payloadIssues(payloadSchema, payload);
+          if (issues.length > 0) {
+            helpers.logger.error('job payload does not match its task schema: the handler was not run', {
+              task: name,
+              issues,
+            });
+            throw new JobPayloadError(name, issues);
+          }
+          await handler(payload as Static<S>, deps, helpers);
+        },
+      };
+    },
+  };
+  return task;
+}
+
+/**
+ * The handlers of `bindings` by full task name, as Graphile Worker's task list.
+ * @throws Error naming the task when two bindings have the same name.
+ */
+export function taskHandlers(bindings: readonly TaskBinding[]): Record<string, JobHandler> {
+  const handlers: Record<string, JobHandler> = {};
+  for (const binding of bindings) {
+    if (Object.hasOwn(handlers, binding.task.name))
+      throw new Error(`job task ${binding.task.name} is registered twice`);
+    handlers[binding.task.name] = binding.run;
+  }
+  return handlers;
+}
 
 function graphileLogger(logger: AppLogger): Logger {
   return new Logger((scope) => (level, message, meta) => {
@@ -100,7 +228,10 @@ const JOB_BATCHING = (concurrency: number) => ({
   failJobBatchDelay: 0,
 });
 
-/** Starts a worker that runs `tasks` and `cron` until `stop()`. */
+/**
+ * Starts a worker that runs `tasks` (by full name, {@link taskHandlers}) and `cron` until `stop()`. Each cron item's
+ * identifier is taken as given (default: the task name).
+ */
 export async function startWorker(options: {
   pool: pg.Pool;
   tasks: Record<string, JobHandler>;
@@ -109,9 +240,9 @@ export async function startWorker(options: {
   logger: AppLogger;
 }): Promise<{ stop(): Promise<void> }> {
   const cronItems: CronItem[] = options.cron.map((c) => ({
-    task: c.task,
+    task: c.task.name,
     match: c.pattern,
-    identifier: c.identifier ?? c.task,
+    identifier: c.identifier ?? c.task.name,
     payload: c.payload ?? {},
     options: { backfillPeriod: 0 },
   }));

@@ -4,9 +4,9 @@ import type { Executor } from './database.ts';
 import type { AppLogger } from './logger.ts';
 
 /**
- * Fan-out across instances with PostgreSQL `LISTEN/NOTIFY` (DESIGN.md): a change committed on one instance reaches
- * subscribers (SSE, WebSocket, caches) on every instance. One dedicated connection listens; it reconnects with
- * backoff and re-subscribes after a connection loss.
+ * Fan-out across instances with PostgreSQL `LISTEN/NOTIFY` (docs/architecture.md, "Scale-out"): a change committed
+ * on one instance reaches subscribers (SSE, WebSocket, caches) on every instance. One dedicated connection listens;
+ * it reconnects with backoff and re-subscribes after a connection loss.
  *
  * Payloads are strings (PostgreSQL limits them to 8000 bytes): send ids, not documents. A notification sent inside a
  * transaction is delivered only if and when it commits.
@@ -16,9 +16,11 @@ export type NotificationHandler = (payload: string) => void;
 export class Notifier {
   private client: pg.Client | undefined;
   private readonly handlers = new Map<string, Set<NotificationHandler>>();
+  private readonly resyncHandlers = new Set<() => void | Promise<void>>();
   private closed = false;
   private connecting: Promise<void> | undefined;
   private retryMs = 250;
+  private lost = false;
 
   constructor(
     private readonly url: string,
@@ -44,6 +46,17 @@ export class Notifier {
         this.handlers.delete(channel);
         await this.client?.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
       }
+    };
+  }
+
+  /**
+   * Subscribes `handler` to resynchronisation: it runs after the LISTEN connection was lost and is back, when
+   * notifications may have been missed. Returns the function that unsubscribes it.
+   */
+  onResync(handler: () => void | Promise<void>): () => void {
+    this.resyncHandlers.add(handler);
+    return () => {
+      this.resyncHandlers.delete(handler);
     };
   }
 
@@ -74,15 +87,38 @@ export class Notifier {
       }
     });
     client.on('error', (err) => {
-      this.logger.warn({ err }, 'notification connection lost');
-      if (this.client === client) this.client = undefined;
       client.end().catch(() => undefined);
+      // Only an established connection is this handler's to replace; a failing connect() is retried by its caller.
+      if (this.client !== client) return;
+      this.logger.warn({ err }, 'notification connection lost');
+      this.client = undefined;
+      this.lost = true;
       this.scheduleReconnect();
     });
-    await client.connect();
-    for (const channel of this.handlers.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+    try {
+      await client.connect();
+      for (const channel of this.handlers.keys())
+        await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      // close() ran while this connection was being made: it must not outlive the notifier.
+      await client.end().catch(() => undefined);
+      return;
+    }
+    const reconnected = this.lost;
     this.client = client;
+    this.lost = false;
     this.retryMs = 250;
+    if (reconnected) {
+      for (const h of this.resyncHandlers) {
+        Promise.resolve()
+          .then(h)
+          .catch((err) => this.logger.error({ err }, 'resync handler failed'));
+      }
+    }
   }
 
   private scheduleReconnect(): void {

@@ -1,4 +1,4 @@
-import { ApiError } from './errors.ts';
+import { platformError } from './errors.ts';
 
 /**
  * Offset pagination: `limit` items starting at `offset` (both integers). Services expose it with their own
@@ -31,10 +31,10 @@ export function parsePage(
   const limit = input.limit === undefined || input.limit === '' ? defaultLimit : Number(input.limit);
   const offset = input.offset === undefined || input.offset === '' ? 0 : Number(input.offset);
   if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
-    throw new ApiError(400, 'invalid_pagination', `limit must be an integer from 1 to ${maxLimit}.`);
+    throw platformError('invalid_pagination', `limit must be an integer from 1 to ${maxLimit}.`);
   }
   if (!Number.isInteger(offset) || offset < 0) {
-    throw new ApiError(400, 'invalid_pagination', 'offset must be a non-negative integer.');
+    throw platformError('invalid_pagination', 'offset must be a non-negative integer.');
   }
   return { limit, offset };
 }

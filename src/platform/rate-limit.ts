@@ -1,12 +1,15 @@
-import rateLimit, { type FastifyRateLimitStore, type RateLimitOptions } from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Clock } from './clock.ts';
+import type { ApiError } from './errors.ts';
 import type { ServiceApp } from './http.ts';
 
 /**
- * Rate limiting with `@fastify/rate-limit` (DESIGN.md): counters in Redis when `REDIS_URL` is set (shared by every
- * instance), otherwise in process memory. The in-memory store reads the injectable {@link Clock}, so tests cross a
- * window by moving the clock. Windows are fixed: the first request of a key starts a window of `timeWindow` ms.
+ * Rate limiting with `@fastify/rate-limit` (docs/architecture.md, "Scale-out"): counters in Redis when `REDIS_URL`
+ * is set (shared by every instance), otherwise in process memory. The in-memory store reads the injectable
+ * {@link Clock}, so tests cross a window by moving the clock. Windows are fixed: the first request of a key starts a
+ * window of `timeWindow` ms.
  *
  * Counters are per key across all routes of a service (a key's budget is shared by its endpoints); a service that
  * wants per-route budgets puts the route in its `keyGenerator`.
@@ -24,6 +27,28 @@ export async function registerRateLimit(
     // A Redis outage must not take the APIs down: requests pass unlimited until it is back.
     skipOnError: true,
     store: options.redis ? redisStore(options.redis, options.nameSpace) : clockedMemoryStore(options.clock),
+  });
+}
+
+/**
+ * An `onRequest` hook counting requests per minute in fixed windows per `bucket` (a credential id, a client
+ * address), to put after the route's authentication hook. Past `max(request)` in a window the request is answered
+ * with `exceeded(retryAfterSeconds, max, request)` (the service's 429 with `Retry-After`; at least 1 second).
+ */
+export function perMinuteLimit(
+  app: ServiceApp,
+  options: {
+    max: (request: FastifyRequest) => number;
+    bucket: (request: FastifyRequest) => string;
+    exceeded: (retryAfterSeconds: number, max: number, request: FastifyRequest) => ApiError;
+  },
+) {
+  return app.rateLimit({
+    timeWindow: 60_000,
+    max: options.max,
+    keyGenerator: options.bucket,
+    errorResponseBuilder: (request, context) =>
+      options.exceeded(Math.max(1, Math.ceil(context.ttl / 1000)), context.max, request),
   });
 }
 
@@ -88,5 +113,3 @@ export function redisStore(redis: Redis, nameSpace: string) {
     }
   };
 }
-
-export type { RateLimitOptions };

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Type } from '@sinclair/typebox';
 import { eq, sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { type Clock, systemClock } from './clock.ts';
 import type { PlatformConfig } from './config.ts';
+import { CredentialStore } from './credentials.ts';
 import { SecretBox } from './crypto.ts';
 import { type Database, openDatabase, pingDatabase, runMigrations } from './database.ts';
 import { seedState } from './db/schema.ts';
@@ -13,11 +15,13 @@ import { createServiceApp, type ServiceApp } from './http.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import {
   type CronDefinition,
+  defineTask,
   type JobHandler,
-  jobQueue,
   migrateJobs,
   runDueJobs,
   startWorker,
+  type TaskBinding,
+  taskHandlers,
 } from './jobs.ts';
 import type { AppLogger } from './logger.ts';
 import { Notifier } from './notifications.ts';
@@ -71,7 +75,47 @@ export interface BootedPlatform {
   stop(): Promise<void>;
 }
 
-const PLATFORM_CRON: CronDefinition[] = [{ task: 'platform:prune-idempotency', pattern: '17 * * * *' }];
+/** Platform job (hourly): deletes the expired records of the idempotency store. Payload `{}`. */
+export const pruneIdempotencyTask = defineTask(
+  'platform:prune-idempotency',
+  Type.Object({}),
+  async (_payload, deps: { idempotency: IdempotencyStore; logger: AppLogger }) => {
+    const n = await deps.idempotency.prune();
+    if (n > 0) deps.logger.info({ pruned: n }, 'expired idempotency records deleted');
+  },
+);
+
+const PLATFORM_CRON: CronDefinition[] = [{ task: pruneIdempotencyTask, pattern: '17 * * * *' }];
+
+/**
+ * Checks a service module's tasks and schedules (before its seed runs): every task named `<service>:<task>` and
+ * registered once, every schedule on one of the module's tasks with a payload its schema accepts (with the `_cron`
+ * Graphile Worker adds). Returns the schedules with their final identifiers (`<service>:<identifier>`, default the
+ * task name).
+ * @throws Error with a one-line reason.
+ */
+function checkServiceJobs(service: string, module: ServiceModule): CronDefinition[] {
+  const names = new Set<string>();
+  for (const { task } of module.tasks ?? []) {
+    if (!task.name.startsWith(`${service}:`) || task.name.length === service.length + 1)
+      throw new Error(`job task ${task.name} of service ${service} is not named ${service}:<task>`);
+    if (names.has(task.name)) throw new Error(`job task ${task.name} is registered twice`);
+    names.add(task.name);
+  }
+  return (module.cron ?? []).map((c) => {
+    if (!names.has(c.task.name))
+      throw new Error(
+        `cron of service ${service} schedules ${c.task.name}, which the service does not register`,
+      );
+    const issues = c.task.issues({
+      ...(c.payload ?? {}),
+      _cron: { ts: new Date().toISOString(), backfilled: false },
+    });
+    if (issues.length > 0)
+      throw new Error(`cron payload of ${c.task.name} does not match its schema: ${issues.join('; ')}`);
+    return { ...c, identifier: c.identifier === undefined ? c.task.name : `${service}:${c.identifier}` };
+  });
+}
 
 /**
  * Boots services on a database: migrations (platform, each service, Graphile Worker), each service's setup and
@@ -93,6 +137,8 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
   const idempotency = new IdempotencyStore(database.db, clock);
 
   const running = new Map<string, RunningService>();
+  const credentialStores: CredentialStore<never, unknown, unknown>[] = [];
+  const unlisteners: (() => Promise<void>)[] = [];
   let worker: { stop(): Promise<void> } | undefined;
   let stopped: Promise<void> | undefined;
 
@@ -102,6 +148,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
       await worker?.stop().catch((err) => logger.error({ err }, 'worker stop failed'));
       for (const s of running.values())
         await s.module.stop?.().catch((err) => logger.error({ err }, 'service stop failed'));
+      for (const unlisten of unlisteners) await unlisten().catch(() => undefined);
       await notifier.close();
       if (!options.outbound) await outbound.close().catch(() => undefined);
       redis?.disconnect();
@@ -114,12 +161,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
     await runMigrations(database.pool, [PLATFORM_MIGRATIONS, ...options.services.map((s) => s.migrations)]);
     await migrateJobs(database.pool, logger);
 
-    const tasks: Record<string, JobHandler> = {
-      'platform:prune-idempotency': async () => {
-        const n = await idempotency.prune();
-        if (n > 0) logger.info({ pruned: n }, 'expired idempotency records deleted');
-      },
-    };
+    const bindings: TaskBinding[] = [pruneIdempotencyTask.with({ idempotency, logger })];
     const cron: CronDefinition[] = [...PLATFORM_CRON];
 
     for (const definition of options.services) {
@@ -132,28 +174,35 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
         pool: database.pool,
         clock,
         logger: serviceLogger,
-        jobs: jobQueue,
         notifier,
         secrets,
         idempotency,
         outbound,
         redis,
+        credentialStore: (storeOptions) => {
+          const store = new CredentialStore({
+            ...storeOptions,
+            service: definition.name,
+            db: database.db,
+            clock,
+            logger: serviceLogger,
+          });
+          credentialStores.push(store as unknown as CredentialStore<never, unknown, unknown>);
+          return store;
+        },
       };
       const module = await definition.setup(ctx);
-      for (const [task, handler] of Object.entries(module.tasks ?? {}))
-        tasks[`${definition.name}:${task}`] = handler;
-      for (const c of module.cron ?? []) {
-        cron.push({
-          ...c,
-          task: `${definition.name}:${c.task}`,
-          identifier: `${definition.name}:${c.identifier ?? c.task}`,
-        });
-      }
+      cron.push(...checkServiceJobs(definition.name, module));
+      bindings.push(...(module.tasks ?? []));
       const credentials = await seedOnce(database, definition.name, module, secrets, clock, serviceLogger);
       running.set(definition.name, { definition, ctx, module, app: undefined, credentials });
     }
 
+    const tasks = taskHandlers(bindings);
+
     if (options.serveHttp) {
+      // Revocations reach every instance that answers requests before its first request.
+      for (const store of credentialStores) unlisteners.push(await store.listen(notifier));
       for (const service of running.values()) {
         const { definition, ctx } = service;
         const app = await createServiceApp({
@@ -163,6 +212,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
           description: definition.description,
           publicUrl: ctx.publicUrl,
           formatError: definition.formatError,
+          errorFormats: definition.errorFormats,
           operatorToken: options.operatorToken,
           logger, // createServiceApp binds `service` itself (ctx.logger has it already: it would appear twice)
           tags: definition.tags,
@@ -278,7 +328,7 @@ export interface StartedPlatform {
 }
 
 /**
- * Starts the platform (DESIGN.md "Runtime contract"): DATA_DIR with the operator token and secrets key (generated
+ * Starts the platform (docs/architecture.md, "Runtime"): DATA_DIR with the operator token and secrets key (generated
  * on first start, mode 0600), the database (`DATABASE_URL`, or embedded PostgreSQL under DATA_DIR), every enabled
  * service, and `DATA_DIR/credentials.json` (mode 0600).
  *

@@ -2,11 +2,12 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Clock } from './clock.ts';
 import type { PlatformConfig } from './config.ts';
+import type { CredentialStore, CredentialStoreOptions, CredentialTable } from './credentials.ts';
 import type { SecretBox } from './crypto.ts';
 import type { Db, MigrationSet, Tx } from './database.ts';
 import type { ErrorFormatter, ServiceApp } from './http.ts';
 import type { IdempotencyStore } from './idempotency.ts';
-import type { CronDefinition, JobHandler, JobQueue } from './jobs.ts';
+import type { CronDefinition, TaskBinding } from './jobs.ts';
 import type { AppLogger } from './logger.ts';
 import type { Notifier } from './notifications.ts';
 import type { OutboundHttp } from './outbound-http.ts';
@@ -25,8 +26,6 @@ export interface ServiceContext {
   pool: pg.Pool;
   clock: Clock;
   logger: AppLogger;
-  /** Adds Graphile Worker jobs; task names are `<service>:<task>`. */
-  jobs: JobQueue;
   notifier: Notifier;
   /** AES-256-GCM for secrets that must be read back. */
   secrets: SecretBox;
@@ -34,16 +33,27 @@ export interface ServiceContext {
   outbound: OutboundHttp;
   /** Shared Redis when `REDIS_URL` is set. */
   redis: Redis | undefined;
+  /**
+   * Creates a credential store of this service (the credential kit, `credentials.ts`) on the service's database and
+   * clock. The runtime subscribes it to revocations (and to resynchronisation) before the service serves requests,
+   * and unsubscribes it at stop.
+   */
+  credentialStore<T extends CredentialTable, P, A>(
+    options: Omit<CredentialStoreOptions<T, P, A>, 'service' | 'db' | 'clock' | 'logger'>,
+  ): CredentialStore<T, P, A>;
 }
 
 /** What a service's `setup` returns: its routes, jobs, seed and shutdown. */
 export interface ServiceModule {
   /** Registers the service's routes (and rate limits) on its Fastify instance. HTTP layer only. */
   routes?(app: ServiceApp): Promise<void> | void;
-  /** Job handlers by short name; registered as `<service>:<name>`. */
-  tasks?: Record<string, JobHandler>;
-  /** Recurring jobs; `task` is a short name of this service. */
-  cron?: CronDefinition[];
+  /**
+   * The service's job tasks with their dependencies (`[publishTask.with(deps)]`, jobs.ts `defineTask`). Each name
+   * must be `<service>:<task>` of this service, and appear once.
+   */
+  tasks?: readonly TaskBinding[];
+  /** Recurring jobs, each naming one of {@link tasks} by task object. */
+  cron?: readonly CronDefinition[];
   /**
    * Creates the demo data of a first start inside `tx` and returns the demo credentials (plaintext keys, ids) for
    * the banner and `credentials.json`. Runs once per database: the platform stores the answer (encrypted).
@@ -66,7 +76,10 @@ export interface ServiceDefinition {
   version: string;
   defaultPort: number;
   migrations: MigrationSet;
+  /** The service's error body (the default of its routes). */
   formatError: ErrorFormatter;
+  /** Error bodies of URL prefixes (MCP errors under `/mcp/`, a legacy flat body): see `ServiceAppOptions`. */
+  errorFormats?: readonly { prefix: string; format: ErrorFormatter }[];
   tags?: { name: string; description: string }[];
   securitySchemes?: Record<string, unknown>;
   bodyLimit?: number;

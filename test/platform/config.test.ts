@@ -100,8 +100,9 @@ describe('platform: config (loadConfig and its parsers)', () => {
     assert.equal(ok.redisUrl, 'rediss://h:6380');
   });
 
-  test('OPERATOR_TOKEN needs 16 characters; WORKER_CONCURRENCY is 1-100', () => {
+  test('OPERATOR_TOKEN needs 16 characters of a bearer token; WORKER_CONCURRENCY is 1-100', () => {
     rejects({ OPERATOR_TOKEN: 'short' }, /OPERATOR_TOKEN/);
+    rejects({ OPERATOR_TOKEN: 'sixteen chars with spaces' }, /OPERATOR_TOKEN may contain only/);
     assert.equal(loadConfig({ OPERATOR_TOKEN: 'x'.repeat(16) }, {}, REGISTRY).operatorToken, 'x'.repeat(16));
     rejects({ WORKER_CONCURRENCY: '0' }, /WORKER_CONCURRENCY/);
     rejects({ WORKER_CONCURRENCY: '101' }, /WORKER_CONCURRENCY/);

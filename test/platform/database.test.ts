@@ -13,7 +13,8 @@ import {
   runMigrations,
   withDatabaseName,
 } from '../../src/platform/database.ts';
-import { createTestDatabase, type TestDatabase, testServerUrl } from '../../src/platform/testing.ts';
+import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/platform.ts';
+import { waitUntil } from '../support/wait.ts';
 
 /** Writes a drizzle-kit style migrations folder (journal + one .sql file per migration) into a temp dir. */
 async function migrationFolder(dir: string, migrations: string[][]): Promise<string> {
@@ -148,7 +149,13 @@ describe('platform: database (migrations under an advisory lock, helpers)', () =
       const running = runMigrations(pool, [appSet]).then(() => {
         done = true;
       });
-      await new Promise((r) => setTimeout(r, 300));
+      // The positive sign that it waits: its session is seen blocked on the advisory lock (not a fixed sleep).
+      await waitUntil('runMigrations to wait on the advisory lock', async () => {
+        const { rows } = await pool.query(
+          "select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())",
+        );
+        return rows[0].n > 0;
+      });
       assert.equal(done, false, 'migrations must not run while another instance holds the lock');
       const exists = await pool.query("select to_regclass('app_one.items') as t");
       assert.equal(exists.rows[0].t, null);

@@ -5,6 +5,11 @@ import {
   ConfigError,
   describeIssues,
   internalError,
+  isPlatformErrorCode,
+  PLATFORM_ERROR_CODES,
+  PLATFORM_ERRORS,
+  platformError,
+  reasonPhrase,
   ValidationError,
 } from '../../src/platform/errors.ts';
 import { toApiError } from '../../src/platform/http.ts';
@@ -54,6 +59,22 @@ describe('platform: errors (ApiError, ValidationError, internalError, toApiError
     assert.equal(e.cause, cause);
     assert.ok(!e.message.includes('hunter2'));
     assert.match(e.message, /request id/);
+  });
+
+  test('platform codes: a closed list with their statuses; platformError uses the status; reason phrases from node:http', () => {
+    assert.deepEqual(PLATFORM_ERROR_CODES, Object.keys(PLATFORM_ERRORS));
+    assert.ok(PLATFORM_ERROR_CODES.every(isPlatformErrorCode));
+    assert.equal(isPlatformErrorCode('key_missing'), false);
+    assert.equal(isPlatformErrorCode('toString'), false, 'own keys only, not the prototype');
+    const e = platformError('payload_too_large', 'too big');
+    assert.deepEqual([e.status, e.code, e.message], [413, 'payload_too_large', 'too big']);
+    assert.equal(platformError('bad_request', 'URI too long', { status: 414 }).status, 414);
+    assert.equal(reasonPhrase(404), 'Not Found');
+    assert.equal(reasonPhrase(422), 'Unprocessable Entity');
+    assert.equal(reasonPhrase(599), 'Error');
+    const closing = toApiError(Object.assign(new Error('closing'), { statusCode: 503 }));
+    assert.deepEqual([closing.status, closing.code], [503, 'service_unavailable']);
+    assert.doesNotMatch(closing.message, /closing/);
   });
 
   test('ConfigError is a named Error', () => {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { TrustProxy } from '../../src/platform/config.ts';
 import { ApiError } from '../../src/platform/errors.ts';
-import { createServiceApp, type ServiceApp } from '../../src/platform/http.ts';
+import type { ErrorFormatter, ServiceApp } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/logger.ts';
+import { bareServiceApp } from '../support/platform.ts';
+import { waitUntil } from '../support/wait.ts';
 
 const OPERATOR_TOKEN = 'operator-token-for-http-tests-0123';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -15,12 +18,10 @@ describe('platform: createServiceApp (request ids, errors, probes, OpenAPI, oper
   let ready = true;
 
   before(async () => {
-    app = await createServiceApp({
+    app = await bareServiceApp({
       name: 'http-test',
       title: 'HTTP test service',
       version: '1.2.3',
-      description: 'test',
-      publicUrl: 'http://127.0.0.1:9999',
       formatError: (error, request) => ({
         body: {
           error: {
@@ -33,7 +34,6 @@ describe('platform: createServiceApp (request ids, errors, probes, OpenAPI, oper
         headers: { 'x-formatted': 'yes' },
       }),
       operatorToken: OPERATOR_TOKEN,
-      logger: createLogger('silent'),
       tags: [{ name: 'things', description: 'Things.' }],
       ready: async () => ready,
       bodyLimit: 1024,
@@ -213,6 +213,17 @@ describe('platform: createServiceApp (request ids, errors, probes, OpenAPI, oper
     }
   });
 
+  test('the operator token is a bearer credential: the scheme is matched case-insensitively (RFC 9110)', async () => {
+    for (const authorization of [
+      `Bearer ${OPERATOR_TOKEN}`,
+      `bearer ${OPERATOR_TOKEN}`,
+      `BEARER  ${OPERATOR_TOKEN}`,
+    ]) {
+      const res = await app.inject({ url: '/_ops/ping', headers: { authorization } });
+      assert.equal(res.statusCode, 200, authorization);
+    }
+  });
+
   test('the guard covers unknown /_ops paths and query strings too', async () => {
     const unknown = await app.inject({ url: '/_ops/does-not-exist' });
     assert.equal(unknown.statusCode, 401);
@@ -252,16 +263,10 @@ describe('platform: request logs (one line per request, the request id on every 
         done();
       },
     });
-    const app = await createServiceApp({
+    const app = await bareServiceApp({
       name: 'log-test',
-      title: 'Log test service',
-      version: '1.0.0',
-      description: 'test',
-      publicUrl: 'http://127.0.0.1:9999',
-      formatError: (error) => ({ body: { code: error.code, message: error.message } }),
       operatorToken: OPERATOR_TOKEN,
       logger: createLogger('info', sink),
-      ready: async () => true,
     });
     app.get('/work', async (request) => {
       request.log.info({ step: 1 }, 'working');
@@ -303,16 +308,9 @@ describe('platform: request logs (one line per request, the request id on every 
 
 describe('platform: client address behind proxies (TRUST_PROXY)', () => {
   const appWith = async (trustProxy: TrustProxy | undefined) => {
-    const app = await createServiceApp({
+    const app = await bareServiceApp({
       name: 'proxy-test',
-      title: 'Proxy test service',
-      version: '1.0.0',
-      description: 'test',
-      publicUrl: 'http://127.0.0.1:9999',
-      formatError: (error) => ({ body: { code: error.code, message: error.message } }),
       operatorToken: OPERATOR_TOKEN,
-      logger: createLogger('silent'),
-      ready: async () => true,
       ...(trustProxy === undefined ? {} : { trustProxy }),
     });
     app.get('/ip', async (request) => ({ ip: request.ip }));
@@ -359,5 +357,231 @@ describe('platform: client address behind proxies (TRUST_PROXY)', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('platform: the one JSON body parser', () => {
+  let app: ServiceApp;
+
+  before(async () => {
+    app = await bareServiceApp({
+      name: 'json-test',
+      operatorToken: OPERATOR_TOKEN,
+    });
+    const body = Type.Object({ name: Type.Optional(Type.String()) }, { additionalProperties: false });
+    app.post('/required', { schema: { body } }, async (request) => ({ got: request.body }));
+    app.post('/optional', { config: { optionalJsonBody: true }, schema: { body } }, async (request) => ({
+      got: request.body,
+    }));
+    await app.ready();
+  });
+  after(() => app.close());
+
+  const post = (url: string, payload: string | undefined, contentType = 'application/json') =>
+    app.inject({
+      method: 'POST',
+      url,
+      ...(payload === undefined ? {} : { payload, headers: { 'content-type': contentType } }),
+    });
+
+  test('JSON and +json media types (JSON:API, merge-patch) are parsed; malformed JSON is a 400 in the service body', async () => {
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'application/vnd.api+json']) {
+      const res = await post('/required', '{"name":"a"}', type);
+      assert.equal(res.statusCode, 200, type);
+      assert.deepEqual(res.json(), { got: { name: 'a' } });
+    }
+    const bad = await post('/required', '{"name":', 'application/json');
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().message, /not valid JSON/);
+  });
+
+  test('a __proto__ or constructor.prototype key is refused with a message that says so', async () => {
+    for (const payload of ['{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}']) {
+      const res = await post('/required', payload);
+      assert.equal(res.statusCode, 400, payload);
+      assert.equal(res.json().code, 'bad_request');
+      assert.match(res.json().message, /__proto__/);
+      assert.doesNotMatch(res.json().message, /not valid JSON/);
+    }
+    assert.equal(({} as { admin?: boolean }).admin, undefined);
+  });
+
+  test('an empty JSON body is a 400, except on a route whose body is optional, where no body is {}', async () => {
+    const empty = await post('/required', '');
+    assert.equal(empty.statusCode, 400);
+    assert.match(empty.json().message, /empty/);
+    for (const payload of ['', '  ', undefined]) {
+      const res = await post('/optional', payload);
+      assert.equal(res.statusCode, 200, String(payload));
+      assert.deepEqual(res.json(), { got: {} });
+    }
+    const withBody = await post('/optional', '{"name":"b"}');
+    assert.deepEqual(withBody.json(), { got: { name: 'b' } });
+    assert.equal((await post('/optional', '{"__proto__":{}}')).statusCode, 400);
+  });
+});
+
+describe('platform: error formats by route and by URL prefix', () => {
+  let app: ServiceApp;
+  let releaseSlow: () => void = () => undefined;
+  let slowStarted = false;
+  let preCloseRan = false;
+  let releasePreClose: () => void = () => undefined;
+  const envelope: ErrorFormatter = (error) => ({
+    body: { data: null, error: { code: error.code, message: error.message } },
+  });
+  const jsonRpc: ErrorFormatter = (error) => ({
+    body: {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: error.message, data: { code: error.code } },
+    },
+  });
+  const flat: ErrorFormatter = (error) => ({
+    body: { error: error.code, message: error.message, retryable: false },
+  });
+  const flatV2: ErrorFormatter = (error) => ({ body: { v2: true, error: error.code } });
+  const own: ErrorFormatter = (error) => ({ body: { own: error.code } });
+
+  before(async () => {
+    app = await bareServiceApp({
+      name: 'formats-test',
+      formatError: envelope,
+      errorFormats: [
+        { prefix: '/mcp/', format: jsonRpc },
+        { prefix: '/legacy/', format: flat },
+        { prefix: '/legacy/v2/', format: flatV2 },
+      ],
+      operatorToken: OPERATOR_TOKEN,
+    });
+    const body = Type.Object({ n: Type.Integer() }, { additionalProperties: false });
+    app.post('/api/things', { schema: { body } }, async () => ({ ok: true }));
+    app.get('/api/items/:id', async () => ({ ok: true }));
+    app.post('/mcp/tools', { schema: { body } }, async () => ({ ok: true }));
+    app.post('/api/special', { config: { errorFormat: own }, schema: { body } }, async () => ({ ok: true }));
+    app.get('/api/ping', async () => ({ pong: true }));
+    app.addHook('preClose', async () => {
+      preCloseRan = true;
+      // Holds the stop in its preClose phase (after the app knows it is stopping, before the server closes idle
+      // connections) until the test lets go.
+      await new Promise<void>((resolve) => {
+        releasePreClose = resolve;
+      });
+    });
+    app.get('/api/slow', async () => {
+      slowStarted = true;
+      await new Promise<void>((resolve) => {
+        releaseSlow = resolve;
+      });
+      return { slow: true };
+    });
+    await app.ready();
+  });
+  after(() => app.close());
+
+  const post = (url: string) => app.inject({ method: 'POST', url, payload: { n: 'x' } });
+
+  test('prefixes cover whole path segments: /mcp and /mcp/x, never /mcpx; a prefix given twice is refused', async () => {
+    assert.equal((await app.inject({ url: '/mcp' })).json().jsonrpc, '2.0');
+    assert.equal((await app.inject({ url: '/mcpx/nothing' })).json().error.code, 'not_found');
+    assert.equal((await app.inject({ url: '/mcpx/nothing' })).json().jsonrpc, undefined);
+    await assert.rejects(
+      bareServiceApp({
+        name: 'twice',
+        formatError: envelope,
+        errorFormats: [
+          { prefix: '/a/', format: flat },
+          { prefix: '/a', format: flat },
+        ],
+        operatorToken: OPERATOR_TOKEN,
+      }),
+      /given twice/,
+    );
+  });
+
+  test('requests Fastify refuses before routing answer in the format of their path, with a request id', async () => {
+    const badEscape = await app.inject({ url: '/mcp/%ZZ' });
+    assert.equal(badEscape.statusCode, 400);
+    assert.equal(badEscape.json().error.data.code, 'bad_request');
+    assert.ok(badEscape.headers['x-request-id']);
+    const longParam = await app.inject({ url: `/api/items/${'x'.repeat(101)}` });
+    assert.equal(longParam.statusCode, 414);
+    assert.equal(longParam.json().error.code, 'uri_too_long');
+    assert.ok(longParam.headers['x-request-id']);
+  });
+
+  test('an unknown route is answered in its prefix format; the longest prefix wins; else the service format', async () => {
+    assert.deepEqual((await app.inject({ url: '/api/nothing' })).json().error.code, 'not_found');
+    const mcp = await app.inject({ url: '/mcp/nothing' });
+    assert.equal(mcp.statusCode, 404);
+    assert.deepEqual(mcp.json().jsonrpc, '2.0');
+    assert.equal(mcp.json().error.data.code, 'not_found');
+    assert.deepEqual((await app.inject({ url: '/legacy/nothing' })).json(), {
+      error: 'not_found',
+      message: 'No route GET /legacy/nothing.',
+      retryable: false,
+    });
+    assert.deepEqual((await app.inject({ url: '/legacy/v2/nothing' })).json(), {
+      v2: true,
+      error: 'not_found',
+    });
+  });
+
+  test('a validation error is answered in the route format, else its prefix format, else the service format', async () => {
+    const rest = await post('/api/things');
+    assert.equal(rest.statusCode, 400);
+    assert.equal(rest.json().error.code, 'validation_failed');
+    assert.equal((await post('/mcp/tools')).json().error.data.code, 'validation_failed');
+    const special = await post('/api/special');
+    assert.equal(special.statusCode, 400);
+    assert.deepEqual(special.json(), { own: 'validation_failed' });
+  });
+
+  test('a stop closes a busy keep-alive connection after its answer; a request arriving during the stop is a 503', async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as { port: number };
+    /** A raw HTTP/1.1 connection collecting what the server sends. */
+    const connect = () => {
+      const socket = net.connect(port, '127.0.0.1');
+      const state = {
+        received: '',
+        ended: new Promise<void>((resolve) => socket.on('close', () => resolve())),
+      };
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        state.received += chunk;
+      });
+      return { socket, state };
+    };
+    const busy = connect();
+    const idle = connect();
+    idle.socket.write('GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n');
+    busy.socket.write('GET /api/slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitUntil('the slow request and the idle answer', () => slowStarted && idle.state.received !== '');
+    assert.match(idle.state.received, /keep-alive/i);
+
+    const started = Date.now();
+    const closing = app.close();
+    await waitUntil('the stop to begin', () => preCloseRan);
+    // The stop has begun: a request on the idle keep-alive connection is refused in the service's format.
+    const before = idle.state.received.length;
+    idle.socket.write('GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n');
+    await idle.state.ended;
+    const refused = idle.state.received.slice(before);
+    assert.match(refused, /^HTTP\/1\.1 503/);
+    assert.match(refused, /connection: close/i);
+    assert.deepEqual(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)), {
+      data: null,
+      error: { code: 'service_unavailable', message: 'The service is stopping; retry on another instance.' },
+    });
+
+    // The busy connection gets its answer, with Connection: close, and the stop does not wait for a keep-alive timeout.
+    releasePreClose();
+    releaseSlow();
+    await busy.state.ended;
+    await closing;
+    assert.ok(Date.now() - started < 5000, 'the stop did not wait for the keep-alive timeout');
+    assert.match(busy.state.received, /^HTTP\/1\.1 200/);
+    assert.match(busy.state.received, /connection: close/i);
   });
 });

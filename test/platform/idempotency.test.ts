@@ -12,7 +12,8 @@ import {
   requestFingerprint,
 } from '../../src/platform/idempotency.ts';
 import { PLATFORM_MIGRATIONS } from '../../src/platform/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../../src/platform/testing.ts';
+import { createTestDatabase, type TestDatabase } from '../support/platform.ts';
+import { waitUntil } from '../support/wait.ts';
 
 const HOUR = 3_600_000;
 
@@ -177,14 +178,17 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
 
   test('a concurrent request with the same key but another body conflicts once the first commits', async () => {
     const key = freshKey();
+    let firstHoldsKey = false;
     const slow = async (tx: Parameters<Parameters<IdempotencyStore['run']>[1]>[0]) => {
+      firstHoldsKey = true;
       await tx.execute(sql`select pg_sleep(0.2)`);
       return { status: 200, body: {} };
     };
     const [a, b] = await Promise.allSettled([
       store.run({ scope: 's', key, fingerprint: 'body-1', ttlMs: HOUR }, slow),
       (async () => {
-        await new Promise((r) => setTimeout(r, 50));
+        // The operation runs once the key's record is written (uncommitted): the second comes after that.
+        await waitUntil('the first request to hold the key', () => firstHoldsKey);
         return store.run({ scope: 's', key, fingerprint: 'body-2', ttlMs: HOUR }, slow);
       })(),
     ]);
@@ -203,7 +207,7 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
         throw new Error('first failed');
       }),
       (async () => {
-        await new Promise((r) => setTimeout(r, 50));
+        await waitUntil('the first request to hold the key', () => calls === 1);
         return store.run({ scope: 's', key, fingerprint: 'f', ttlMs: HOUR }, async () => {
           calls++;
           return { status: 201, body: { second: true } };

@@ -2,31 +2,72 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { type Static, Type } from '@sinclair/typebox';
 import { sql } from 'drizzle-orm';
+import type pg from 'pg';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { type Database, openDatabase } from '../../src/platform/database.ts';
-import { type JobHandler, jobQueue, migrateJobs, runDueJobs } from '../../src/platform/jobs.ts';
+import { type Database, type Db, openDatabase } from '../../src/platform/database.ts';
+import {
+  defineTask,
+  JobPayloadError,
+  migrateJobs,
+  runDueJobs,
+  type Task,
+  taskHandlers,
+} from '../../src/platform/jobs.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import type { ServiceDefinition } from '../../src/platform/service.ts';
+import { pruneIdempotencyTask } from '../../src/platform/runtime.ts';
+import type { ServiceDefinition, ServiceModule } from '../../src/platform/service.ts';
 import {
   createTestDatabase,
   startTestPlatform,
   type TestDatabase,
   type TestPlatform,
-} from '../../src/platform/testing.ts';
+} from '../support/platform.ts';
+import { waitUntil } from '../support/wait.ts';
 
 const logger = createLogger('silent');
 
-describe('platform: jobs (transactional enqueue, runDueJobs)', () => {
+/** The jobs once one has a recorded failure (waits for the worker to write it). */
+function failedJobs(pool: pg.Pool) {
+  return waitUntil('the failure recorded on the job', async () => {
+    const r = (await pool.query('select attempts, last_error from graphile_worker._private_jobs')).rows as {
+      attempts: number;
+      last_error: string | null;
+    }[];
+    return r[0]?.last_error ? r : undefined;
+  });
+}
+
+// Graphile Worker may write a completion or a failure just after runOnce returns: the checks wait for it (bounded).
+
+describe('platform: jobs (defineTask: typed, checked, transactional enqueue; runDueJobs)', () => {
   let database: TestDatabase;
   let db: Database;
   const runs: { task: string; payload: unknown }[] = [];
-  const tasks: Record<string, JobHandler> = {
-    'svc:record': async (payload) => {
-      runs.push({ task: 'svc:record', payload });
-    },
-  };
+  const logLines: string[] = [];
+  const capturingLogger = createLogger(
+    'trace',
+    new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    }),
+  );
+
+  const RecordPayload = Type.Object({ n: Type.String(), at: Type.Optional(Type.Integer({ minimum: 0 })) });
+  const record = defineTask('svc:record', RecordPayload, async (payload, deps: { runs: typeof runs }) => {
+    // The handler's payload is the schema's static type.
+    const typed: Static<typeof RecordPayload> = payload;
+    deps.runs.push({ task: 'svc:record', payload: typed });
+  });
+  const failing = defineTask('svc:fail', Type.Object({}), async () => {
+    throw new Error('boom');
+  });
+  const tasks = taskHandlers([record.with({ runs }), failing.with()]);
 
   before(async () => {
     database = await createTestDatabase();
@@ -43,11 +84,11 @@ describe('platform: jobs (transactional enqueue, runDueJobs)', () => {
     return r.rows[0].n as number;
   }
 
-  test('a job added in a transaction that rolls back never exists and never runs', async () => {
+  test('a job enqueued in a transaction that rolls back never exists and never runs', async () => {
     runs.length = 0;
     await assert.rejects(
       db.db.transaction(async (tx) => {
-        await jobQueue.add(tx, 'svc:record', { n: 'rolled-back' });
+        await record.enqueue(tx, { n: 'rolled-back' });
         throw new Error('rollback');
       }),
       /rollback/,
@@ -57,64 +98,103 @@ describe('platform: jobs (transactional enqueue, runDueJobs)', () => {
     assert.deepEqual(runs, []);
   });
 
-  test('a job added in a committed transaction runs once via runDueJobs with its payload', async () => {
+  test('a job enqueued in a committed transaction runs once via runDueJobs with its typed payload', async () => {
     runs.length = 0;
     await db.db.transaction(async (tx) => {
       await tx.execute(sql`select 1`);
-      await jobQueue.add(tx, 'svc:record', { n: 'committed' });
+      await record.enqueue(tx, { n: 'committed', at: 3 });
     });
     assert.equal(await pendingJobs(), 1);
     await runDueJobs(db.pool, tasks, logger);
-    assert.deepEqual(runs, [{ task: 'svc:record', payload: { n: 'committed' } }]);
-    // The completion may be written just after runOnce resolves: poll briefly.
-    const deadline = Date.now() + 5000;
-    while ((await pendingJobs()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await pendingJobs(), 0, 'a completed job is removed');
+    assert.deepEqual(runs, [{ task: 'svc:record', payload: { n: 'committed', at: 3 } }]);
+    await waitUntil('the completed job to be removed', async () => (await pendingJobs()) === 0);
     await runDueJobs(db.pool, tasks, logger);
     assert.equal(runs.length, 1, 'it does not run twice');
   });
 
+  test('enqueue with a payload that does not match the schema throws and writes nothing', async () => {
+    await assert.rejects(
+      // @ts-expect-error `n` must be a string: a wrong payload shape at a call site does not compile
+      record.enqueue(db.db, { n: 5 }),
+      (err: unknown) =>
+        err instanceof JobPayloadError && err.task === 'svc:record' && /\/n/.test(err.issues.join(' ')),
+    );
+    // @ts-expect-error a missing required property does not compile either
+    await assert.rejects(record.enqueue(db.db, {}), JobPayloadError);
+    // Checked as the worker will read it: a negative `at` breaks the schema's minimum, a bigint is no JSON.
+    await assert.rejects(record.enqueue(db.db, { n: 'x', at: -1 }), /svc:record.*\/at/);
+    await assert.rejects(record.enqueue(db.db, { n: 'x', at: 1n as unknown as number }), JobPayloadError);
+    // Inside a transaction the throw comes before the statement: the transaction's own writes are untouched.
+    await db.db.transaction(async (tx) => {
+      await assert.rejects(record.enqueue(tx, { n: 7 as unknown as string }), JobPayloadError);
+      await record.enqueue(tx, { n: 'after-the-refusal' });
+    });
+    assert.equal(await pendingJobs(), 1, 'only the valid job was written');
+    await db.pool.query('delete from graphile_worker._private_jobs');
+  });
+
+  test('a stored job whose payload no longer matches fails with a logged error; the handler never runs', async () => {
+    runs.length = 0;
+    logLines.length = 0;
+    // As a job written before a deploy changed the schema: written under the task name, bypassing enqueue.
+    await db.pool.query(`select graphile_worker.add_job('svc:record', '{"n": 42}'::json, max_attempts => 3)`);
+    await runDueJobs(db.pool, tasks, capturingLogger);
+    const rows = await failedJobs(db.pool);
+    assert.deepEqual(runs, [], 'the handler did not run');
+    assert.equal(rows.length, 1, 'the job is kept (retried with backoff, up to max_attempts)');
+    assert.equal(rows[0]?.attempts, 1);
+    assert.match(String(rows[0]?.last_error), /payload of job svc:record does not match its schema: \/n /);
+    const logged = logLines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'job payload does not match its task schema: the handler was not run');
+    assert.ok(logged, logLines.join('\n'));
+    assert.equal(logged.level, 50, 'logged at error level');
+    assert.equal(logged.task, 'svc:record');
+    assert.match(String(logged.issues), /\/n /);
+    await db.pool.query('delete from graphile_worker._private_jobs');
+  });
+
   test('a job scheduled in the future is not due yet', async () => {
     runs.length = 0;
-    await jobQueue.add(db.db, 'svc:record', { n: 'later' }, { runAt: new Date(Date.now() + 3_600_000) });
+    await record.enqueue(db.db, { n: 'later' }, { runAt: new Date(Date.now() + 3_600_000) });
     await runDueJobs(db.pool, tasks, logger);
     assert.deepEqual(runs, []);
     assert.equal(await pendingJobs(), 1);
     await db.pool.query('delete from graphile_worker._private_jobs');
   });
 
-  test('a second add with the same jobKey replaces the pending job', async () => {
+  test('a second enqueue with the same jobKey replaces the pending job; the key is scoped to the task', async () => {
     runs.length = 0;
-    await jobQueue.add(db.db, 'svc:record', { v: 1 }, { jobKey: 'dedupe-me' });
-    await jobQueue.add(db.db, 'svc:record', { v: 2 }, { jobKey: 'dedupe-me' });
+    await record.enqueue(db.db, { n: 'v1' }, { jobKey: 'dedupe-me' });
+    await record.enqueue(db.db, { n: 'v2' }, { jobKey: 'dedupe-me' });
     assert.equal(await pendingJobs(), 1);
+    const { rows } = await db.pool.query('select key from graphile_worker._private_jobs');
+    assert.deepEqual(rows, [{ key: 'svc:record:dedupe-me' }]);
+    // Another task's job with the same key is another job (Graphile Worker's keys are global: the prefix keeps them
+    // apart).
+    await failing.enqueue(db.db, {}, { jobKey: 'dedupe-me', runAt: new Date(Date.now() + 3_600_000) });
+    assert.equal(await pendingJobs(), 2);
     await runDueJobs(db.pool, tasks, logger);
-    assert.deepEqual(runs, [{ task: 'svc:record', payload: { v: 2 } }]);
+    assert.deepEqual(runs, [{ task: 'svc:record', payload: { n: 'v2' } }]);
+    await db.pool.query('delete from graphile_worker._private_jobs');
   });
 
   test('a failing job is kept for retry with its error recorded', async () => {
-    await jobQueue.add(db.db, 'svc:fail', {}, { maxAttempts: 3 });
-    await runDueJobs(
-      db.pool,
-      {
-        'svc:fail': async () => {
-          throw new Error('boom');
-        },
-      },
-      logger,
-    );
-    // Graphile Worker may record the failure just after runOnce resolves: poll briefly for it.
-    let rows: { attempts: number; last_error: string | null }[] = [];
-    const deadline = Date.now() + 5000;
-    do {
-      rows = (await db.pool.query('select attempts, last_error from graphile_worker._private_jobs')).rows;
-      if (rows[0]?.last_error) break;
-      await new Promise((r) => setTimeout(r, 20));
-    } while (Date.now() < deadline);
+    await failing.enqueue(db.db, {}, { maxAttempts: 3 });
+    await runDueJobs(db.pool, tasks, logger);
+    const rows = await failedJobs(db.pool);
     assert.equal(rows.length, 1, 'the failed job is kept for a retry');
     assert.equal(rows[0]?.attempts, 1);
     assert.match(String(rows[0]?.last_error), /boom/);
     await db.pool.query('delete from graphile_worker._private_jobs');
+  });
+
+  test('taskHandlers refuses a task name registered twice', () => {
+    const again = defineTask('svc:record', Type.Object({}), async () => undefined);
+    assert.throws(
+      () => taskHandlers([record.with({ runs }), again.with()]),
+      /svc:record is registered twice/,
+    );
   });
 });
 
@@ -124,6 +204,38 @@ describe('platform: jobs in a booted platform (task names are <service>:<task>)'
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const seen: unknown[] = [];
 
+  const PingPayload = Type.Object({
+    chain: Type.Optional(Type.Boolean()),
+    chained: Type.Optional(Type.Boolean()),
+  });
+  // A handler gets what the service built in `setup` as its dependencies, for example to enqueue a follow-up job.
+  const pingTask: Task<typeof PingPayload, { db: Db }> = defineTask(
+    'jobsvc:ping',
+    PingPayload,
+    async (payload, deps: { db: Db }) => {
+      seen.push(payload);
+      if (payload.chain) await pingTask.enqueue(deps.db, { chained: true });
+    },
+  );
+
+  function serviceWith(
+    tmpDir: string,
+    module: (db: Db) => ServiceModule,
+    name = 'jobsvc',
+  ): ServiceDefinition {
+    return {
+      name,
+      envPrefix: name.toUpperCase(),
+      title: 'jobs test',
+      description: 'jobs test',
+      version: '0.0.1',
+      defaultPort: 4999,
+      migrations: { schema: name, folder: tmpDir },
+      formatError: (error) => ({ body: { code: error.code } }),
+      setup: (ctx) => module(ctx.db),
+    };
+  }
+
   before(async () => {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'platform-jobs-test-'));
     await fs.mkdir(path.join(tmp, 'meta'));
@@ -131,43 +243,26 @@ describe('platform: jobs in a booted platform (task names are <service>:<task>)'
       path.join(tmp, 'meta', '_journal.json'),
       JSON.stringify({ version: '7', dialect: 'postgresql', entries: [] }),
     );
-    const service: ServiceDefinition = {
-      name: 'jobsvc',
-      envPrefix: 'JOBSVC',
-      title: 'jobs test',
-      description: 'jobs test',
-      version: '0.0.1',
-      defaultPort: 4999,
-      migrations: { schema: 'jobsvc', folder: tmp },
-      formatError: (error) => ({ body: { code: error.code } }),
-      setup: (ctx) => ({
-        tasks: {
-          ping: async (payload) => {
-            seen.push(payload);
-            // A handler can use the service's context, for example to enqueue a follow-up job.
-            if ((payload as { chain?: boolean }).chain)
-              await ctx.jobs.add(ctx.db, 'jobsvc:ping', { chained: true });
-          },
-        },
-      }),
-    };
-    platform = await startTestPlatform({ services: [service], clock });
+    platform = await startTestPlatform({
+      services: [serviceWith(tmp, (db) => ({ tasks: [pingTask.with({ db })] }))],
+      clock,
+    });
   });
   after(async () => {
     await platform?.close();
     await fs.rm(tmp, { recursive: true, force: true });
   });
 
-  test('service tasks are registered under <service>:<task>, next to the platform tasks', () => {
+  test('service tasks are registered under their <service>:<task> names, next to the platform tasks', () => {
     const names = Object.keys(platform.booted.tasks).sort();
     assert.deepEqual(names, ['jobsvc:ping', 'platform:prune-idempotency']);
   });
 
-  test('a job named <service>:<task> runs the service handler via runDueJobs', async () => {
+  test('a job enqueued through the task object runs the service handler via runDueJobs', async () => {
     seen.length = 0;
     const { db } = platform.booted.database;
     await db.transaction(async (tx) => {
-      await platform.booted.services.get('jobsvc')!.ctx.jobs.add(tx, 'jobsvc:ping', { chain: true });
+      await pingTask.enqueue(tx, { chain: true });
     });
     await platform.runDueJobs();
     assert.deepEqual(seen, [{ chain: true }, { chained: true }]);
@@ -175,11 +270,44 @@ describe('platform: jobs in a booted platform (task names are <service>:<task>)'
 
   test('a job under the bare task name does not reach the service handler', async () => {
     seen.length = 0;
-    const { db, pool } = platform.booted.database;
-    await jobQueue.add(db, 'ping', { bare: true });
+    const { pool } = platform.booted.database;
+    await pool.query(`select graphile_worker.add_job('ping', '{"chain": false}'::json)`);
     await platform.runDueJobs();
     assert.deepEqual(seen, []);
     await pool.query('delete from graphile_worker._private_jobs');
+  });
+
+  test('boot refuses a task outside the service namespace, a name registered twice, and a bad schedule', async () => {
+    const other = defineTask('othersvc:ping', PingPayload, async () => undefined);
+    const strict = defineTask(
+      'jobsvc:strict',
+      Type.Object({ n: Type.Integer() }, { additionalProperties: false }),
+      async () => undefined,
+    );
+    const cases: [ServiceDefinition, RegExp][] = [
+      [
+        serviceWith(tmp, () => ({ tasks: [other.with()] })),
+        /task othersvc:ping of service jobsvc is not named jobsvc:<task>/,
+      ],
+      [
+        serviceWith(tmp, (db) => ({ tasks: [pingTask.with({ db }), pingTask.with({ db })] })),
+        /jobsvc:ping is registered twice/,
+      ],
+      [
+        serviceWith(tmp, () => ({ cron: [{ task: pingTask, pattern: '* * * * *' }] })),
+        /schedules jobsvc:ping, which the service does not register/,
+      ],
+      [
+        serviceWith(tmp, () => ({
+          tasks: [strict.with()],
+          cron: [{ task: strict, pattern: '* * * * *', payload: { n: 1 } }],
+        })),
+        // Graphile Worker adds `_cron` to each scheduled run's payload: a schema that forbids it would fail every run.
+        /cron payload of jobsvc:strict does not match its schema/,
+      ],
+    ];
+    for (const [service, reason] of cases)
+      await assert.rejects(startTestPlatform({ services: [service], clock }), reason);
   });
 
   test('platform:prune-idempotency deletes expired idempotency records (clock-driven)', async () => {
@@ -192,11 +320,11 @@ describe('platform: jobs in a booted platform (task names are <service>:<task>)'
     const count = async () =>
       (await pool.query("select count(*)::int as n from platform.idempotency_keys where scope = 'jobs'"))
         .rows[0].n;
-    await jobQueue.add(db, 'platform:prune-idempotency', {});
+    await pruneIdempotencyTask.enqueue(db, {});
     await platform.runDueJobs();
     assert.equal(await count(), 1, 'not yet expired');
     clock.advance(60_000);
-    await jobQueue.add(db, 'platform:prune-idempotency', {});
+    await pruneIdempotencyTask.enqueue(db, {});
     await platform.runDueJobs();
     assert.equal(await count(), 0);
   });

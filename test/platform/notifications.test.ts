@@ -3,15 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { type Database, openDatabase } from '../../src/platform/database.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { Notifier } from '../../src/platform/notifications.ts';
-import { createTestDatabase, type TestDatabase } from '../../src/platform/testing.ts';
-
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { createTestDatabase, type TestDatabase } from '../support/platform.ts';
+import { waitUntil } from '../support/wait.ts';
 
 describe('platform: Notifier (LISTEN/NOTIFY)', () => {
   let database: TestDatabase;
@@ -25,7 +18,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
   async function flush(): Promise<void> {
     const mark = `mark-${++seq}`;
     await Notifier.notify(db.db, 'sentinel', mark);
-    await waitFor(() => sentinel.includes(mark));
+    await waitUntil('the notifications', () => sentinel.includes(mark));
   }
 
   before(async () => {
@@ -50,7 +43,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     try {
       await Notifier.notify(db.db, 'orders', 'ord_1');
       await Notifier.notify(db.db, 'Other Channel', 'x');
-      await waitFor(() => a.length === 1 && b.length === 1 && other.length === 1);
+      await waitUntil('the notifications', () => a.length === 1 && b.length === 1 && other.length === 1);
       await flush();
       assert.deepEqual(a, ['ord_1']);
       assert.deepEqual(b, ['ord_1']);
@@ -68,10 +61,10 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     const offA = await notifier.listen('prices', (p) => a.push(p));
     const offB = await notifier.listen('prices', (p) => b.push(p));
     await Notifier.notify(db.db, 'prices', 'p1');
-    await waitFor(() => a.length === 1 && b.length === 1);
+    await waitUntil('the notifications', () => a.length === 1 && b.length === 1);
     await offA();
     await Notifier.notify(db.db, 'prices', 'p2');
-    await waitFor(() => b.length === 2);
+    await waitUntil('the notifications', () => b.length === 2);
     await flush();
     assert.deepEqual(a, ['p1']);
     assert.deepEqual(b, ['p1', 'p2']);
@@ -104,7 +97,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     await flush();
     const off3 = await notifier.listen('rates', (p) => got.push(p));
     await Notifier.notify(db.db, 'rates', 'after');
-    await waitFor(() => got.length === 1);
+    await waitUntil('the notifications', () => got.length === 1);
     await flush();
     assert.deepEqual(got, ['after']);
     await off3();
@@ -127,7 +120,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
         await flush();
         assert.deepEqual(got, [], 'not before commit');
       });
-      await waitFor(() => got.length === 1);
+      await waitUntil('the notifications', () => got.length === 1);
       assert.deepEqual(got, ['committed']);
     } finally {
       await off();
@@ -142,7 +135,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     const offGood = await notifier.listen('fragile', (p) => got.push(p));
     try {
       await Notifier.notify(db.db, 'fragile', 'still-delivered');
-      await waitFor(() => got.length === 1);
+      await waitUntil('the notifications', () => got.length === 1);
       assert.deepEqual(got, ['still-delivered']);
     } finally {
       await offBad();
@@ -156,20 +149,69 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     try {
       await n2.listen('resilient', (p) => got.push(p));
       await Notifier.notify(db.db, 'resilient', 'before');
-      await waitFor(() => got.includes('before'));
+      await waitUntil('the notifications', () => got.includes('before'));
       const killed = await db.pool.query(
         "select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = 'api-suite-listen' and datname = current_database() and query ilike '%resilient%'",
       );
       assert.ok(killed.rows.length >= 1, 'the listening backend was found and terminated');
       // Keep notifying until the re-subscribed connection receives one (bounded poll).
       let i = 0;
-      await waitFor(() => {
-        void Notifier.notify(db.db, 'resilient', `after-${++i}`);
-        return got.some((p) => p.startsWith('after-'));
-      }, 8000);
+      await waitUntil(
+        'the notifications',
+        () => {
+          void Notifier.notify(db.db, 'resilient', `after-${++i}`);
+          return got.some((p) => p.startsWith('after-'));
+        },
+        { timeoutMs: 8000 },
+      );
     } finally {
       await n2.close();
     }
+  });
+
+  test('resync handlers run once after a lost connection is back (not at the first connection); throwing ones are contained', async () => {
+    const n2 = new Notifier(database.url, createLogger('silent'));
+    const got: string[] = [];
+    let resyncs = 0;
+    try {
+      n2.onResync(() => {
+        throw new Error('a broken handler');
+      });
+      const off = n2.onResync(async () => {
+        resyncs++;
+      });
+      await n2.listen('resync_test', (p) => got.push(p));
+      await Notifier.notify(db.db, 'resync_test', 'first');
+      await waitUntil('the notifications', () => got.includes('first'));
+      assert.equal(resyncs, 0, 'the first connection is no resync');
+      await db.pool.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'api-suite-listen' and datname = current_database() and query ilike '%resync_test%'",
+      );
+      await waitUntil('the notifications', () => resyncs === 1, { timeoutMs: 8000 });
+      await Notifier.notify(db.db, 'resync_test', 'second');
+      await waitUntil('the notifications', () => got.includes('second'));
+      assert.equal(resyncs, 1);
+      off();
+    } finally {
+      await n2.close();
+    }
+  });
+
+  test('a notifier closed while it connects leaves no connection behind', async () => {
+    const n2 = new Notifier(database.url, createLogger('silent'));
+    const listening = n2.listen('closed_early', () => undefined);
+    await n2.close();
+    await listening.catch(() => undefined);
+    const count = async () =>
+      Number(
+        (
+          await db.pool.query(
+            "select count(*)::int as n from pg_stat_activity where application_name = 'api-suite-listen' and datname = current_database() and query ilike '%closed_early%'",
+          )
+        ).rows[0].n,
+      );
+    // The connection is ended asynchronously after close(): wait for it to go (bounded).
+    await waitUntil('no listening connection left', async () => (await count()) === 0, { timeoutMs: 2000 });
   });
 
   test('after close, nothing more is delivered', async () => {
@@ -177,7 +219,7 @@ describe('platform: Notifier (LISTEN/NOTIFY)', () => {
     const got: string[] = [];
     await n2.listen('closing', (p) => got.push(p));
     await Notifier.notify(db.db, 'closing', 'one');
-    await waitFor(() => got.length === 1);
+    await waitUntil('the notifications', () => got.length === 1);
     await n2.close();
     await Notifier.notify(db.db, 'closing', 'two');
     await flush();

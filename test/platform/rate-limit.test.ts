@@ -5,9 +5,9 @@ import type { FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { ApiError } from '../../src/platform/errors.ts';
-import { createServiceApp, type ServiceApp } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/logger.ts';
+import type { ServiceApp } from '../../src/platform/http.ts';
 import { clockedMemoryStore, registerRateLimit } from '../../src/platform/rate-limit.ts';
+import { bareServiceApp } from '../support/platform.ts';
 
 const MINUTE = 60_000;
 
@@ -17,16 +17,9 @@ async function buildApp(options: {
   redis: Redis | undefined;
   nameSpace: string;
 }): Promise<ServiceApp> {
-  const app = await createServiceApp({
+  const app = await bareServiceApp({
     name: 'rl-test',
-    title: 'rate limit test',
-    version: '1.0.0',
-    description: 'test',
-    publicUrl: 'http://127.0.0.1',
-    formatError: (error) => ({ body: { code: error.code, message: error.message } }),
     operatorToken: 'operator-token-for-rate-limit-tests',
-    logger: createLogger('silent'),
-    ready: async () => true,
   });
   await registerRateLimit(app, options);
   const keyOf = (request: FastifyRequest) => `key:${String(request.headers['x-key'] ?? 'anon')}`;

@@ -1,24 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import { createServiceApp, type ServiceApp } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/logger.ts';
+import type { ServiceApp } from '../../src/platform/http.ts';
+import { bareServiceApp } from '../support/platform.ts';
 
 /** The platform's request validation: query and path values are coerced from text, JSON bodies are taken as sent. */
 describe('platform: request validation (coercion for query and params, none for JSON bodies)', () => {
   let app: ServiceApp;
 
   before(async () => {
-    app = await createServiceApp({
+    app = await bareServiceApp({
       name: 'validation-test',
-      title: 'validation test',
-      version: '1.0.0',
-      description: 'test',
-      publicUrl: 'http://127.0.0.1',
-      formatError: (error) => ({ body: { code: error.code, message: error.message } }),
       operatorToken: 'operator-token-for-tests-0123',
-      logger: createLogger('silent'),
-      ready: async () => true,
     });
     app.post(
       '/items/:id',

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { isCalendarDate, isRfc3339DateTime, parseRfc3339DateTime } from '../../src/platform/schemas.ts';
+import { bareServiceApp } from '../support/platform.ts';
 
 describe('platform: RFC 3339 dates and date-times (and TypeBox formats date, date-time)', () => {
   test('a calendar date must exist as written', () => {
@@ -46,5 +47,55 @@ describe('platform: RFC 3339 dates and date-times (and TypeBox formats date, dat
     assert.ok(!Value.Check(Type.String({ format: 'date' }), '2026-02-29'));
     assert.ok(Value.Check(Type.String({ format: 'date-time' }), '2026-04-01T08:00:00Z'));
     assert.ok(!Value.Check(Type.String({ format: 'date-time' }), '2026-02-30T08:00:00Z'));
+  });
+});
+
+describe('platform: one definition of date and date-time for the request validator, TypeBox and the domain', () => {
+  test('years 0000-0099 are calendar years, not 1900-1999', () => {
+    for (const ok of ['0000-01-01', '0001-01-01', '0048-02-29', '0099-12-31'])
+      assert.ok(isCalendarDate(ok), ok);
+    for (const bad of ['0050-02-29', '0100-02-29']) assert.ok(!isCalendarDate(bad), bad);
+    assert.equal(parseRfc3339DateTime('0050-06-01T00:00:00Z')?.toISOString(), '0050-06-01T00:00:00.000Z');
+  });
+
+  test('the request validator (Ajv) accepts exactly what the platform helpers accept', async () => {
+    const app = await bareServiceApp({
+      name: 'formats-test',
+      formatError: (error) => ({ body: { code: error.code } }),
+      operatorToken: 'operator-token-for-format-tests',
+    });
+    app.post(
+      '/check',
+      {
+        schema: {
+          querystring: Type.Object({ day: Type.Optional(Type.String({ format: 'date' })) }),
+          body: Type.Object({ at: Type.Optional(Type.String({ format: 'date-time' })) }),
+        },
+      },
+      async () => ({ ok: true }),
+    );
+    await app.ready();
+    try {
+      const dateTimes = [
+        '2026-04-01T08:00:00Z',
+        '2026-04-01 08:00:00+02:00',
+        '2026-04-01T08:00:00+0200', // offset without a colon: not RFC 3339
+        '2026-12-31T23:59:60Z', // a leap second: no JavaScript Date can hold it
+        '2026-02-29T08:00:00Z',
+        '0050-01-01T00:00:00Z',
+        '2026-04-01T08:00:00',
+      ];
+      for (const at of dateTimes) {
+        const res = await app.inject({ method: 'POST', url: '/check', payload: { at } });
+        assert.equal(res.statusCode === 200, isRfc3339DateTime(at), `${at}: ${res.statusCode}`);
+        assert.equal(Value.Check(Type.String({ format: 'date-time' }), at), isRfc3339DateTime(at), at);
+      }
+      for (const day of ['2026-02-28', '2026-02-29', '0050-01-01', '0050-02-29', '2026-1-01']) {
+        const res = await app.inject({ method: 'POST', url: `/check?day=${day}`, payload: {} });
+        assert.equal(res.statusCode === 200, isCalendarDate(day), `${day}: ${res.statusCode}`);
+      }
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { freePort } from '../../src/platform/embedded-postgres.ts';
 import { implementedServices } from '../../src/services/index.ts';
 
-export { type CliProcess, ROOT, startCli } from '../../src/platform/testing-cli.ts';
+export { startCli } from './cli-process.ts';
 
 /** PIDs of `postgres` processes whose command line names `dataDir`. */
 export function postgresProcessesFor(dataDir: string): number[] {

@@ -1,8 +1,13 @@
-import { ApiError } from '../../platform/errors.ts';
+import {
+  ApiError,
+  isPlatformErrorCode,
+  PLATFORM_ERRORS,
+  type PlatformCodeMap,
+} from '../../platform/errors.ts';
 
 /**
  * Errors of the coin-listing service, in CoinGecko's body: `{"status":{"error_code":<n>,"error_message":"..."}}`
- * (NOTES.md, anchor: CoinGecko API v3). `error_code` is CoinGecko's numeric code where it has one (10002 key
+ * (anchor: CoinGecko API v3). `error_code` is CoinGecko's numeric code where it has one (10002 key
  * missing, 10010/10011 key rejected, 10005 paid plan needed, 429 rate limited), otherwise the HTTP status.
  */
 export const CoinErrorCode = {
@@ -80,8 +85,26 @@ export function rateLimited(retryAfterSeconds: number): ApiError {
   );
 }
 
-/** Renders any ApiError as CoinGecko's `{status:{error_code,error_message}}`. */
+/**
+ * The `error_code` of each platform error: CoinGecko answers errors without a numeric code of their own with the
+ * HTTP status, and 429 for its rate limit.
+ */
+const PLATFORM_CODES: PlatformCodeMap<number> = {
+  ...PLATFORM_ERRORS,
+  rate_limited: CoinErrorCode.rateLimited,
+};
+
+/**
+ * Renders any ApiError as CoinGecko's `{status:{error_code,error_message}}`: the service's own numeric code
+ * (`details.errorCode`), else the platform code's ({@link PLATFORM_CODES}; a Fastify 4xx keeps its own status), else
+ * the HTTP status.
+ */
 export function formatCoinError(error: ApiError, _request?: unknown): { body: unknown } {
-  const code = typeof error.details?.errorCode === 'number' ? error.details.errorCode : error.status;
+  const code =
+    typeof error.details?.errorCode === 'number'
+      ? error.details.errorCode
+      : isPlatformErrorCode(error.code) && error.code !== 'bad_request'
+        ? PLATFORM_CODES[error.code]
+        : error.status;
   return { body: { status: { error_code: code, error_message: error.message } } };
 }

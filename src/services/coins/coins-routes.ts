@@ -1,17 +1,20 @@
 import negotiate from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { defineAuthentication } from '../../platform/auth.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { ServiceApp } from '../../platform/http.ts';
-import type { ApiKeyService, KeyPrincipal } from './api-keys.ts';
-import { planRestricted, rateLimited } from './coins-errors.ts';
+import { perMinuteLimit } from '../../platform/rate-limit.ts';
+import type { KeyPrincipal, KeyStore } from './api-keys.ts';
+import {
+  keyInvalid,
+  keyMissing,
+  keyRevoked,
+  planRestricted,
+  rateLimited,
+  wrongKeyHeader,
+} from './coins-errors.ts';
 import { CoinErrorBody, CoinListQuery, CoinListResponse } from './coins-schemas.ts';
 import type { SnapshotBody, SnapshotCache } from './snapshots.ts';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    coinPrincipal?: KeyPrincipal;
-  }
-}
 
 const ENCODINGS = ['br', 'gzip', 'identity'] as const;
 
@@ -22,30 +25,45 @@ function single(value: unknown): string | undefined {
 }
 
 /**
+ * The caller of the coin list, from its demo key (`x-coin-demo-api-key` header or `x_coin_demo_api_key` query) or
+ * paid-plan key (`x-coin-pro-api-key` / `x_coin_pro_api_key`; it wins when both are sent).
+ * @throws ApiError 401: key missing (10002), unknown (10010), revoked (10011), or sent in the other tier's header.
+ */
+export function coinsAuthentication(keys: KeyStore) {
+  return defineAuthentication<KeyPrincipal>(async (request) => {
+    const q = request.query as Record<string, unknown>;
+    const demo = single(request.headers['x-coin-demo-api-key']) ?? single(q.x_coin_demo_api_key);
+    const pro = single(request.headers['x-coin-pro-api-key']) ?? single(q.x_coin_pro_api_key);
+    const presented = pro ?? demo;
+    if (presented === undefined || presented === '') throw keyMissing();
+    const found = await keys.resolve(presented);
+    if (found.status === 'revoked') throw keyRevoked();
+    if (found.status !== 'active') throw keyInvalid();
+    const headerTier = pro !== undefined ? 'pro' : 'demo';
+    if (found.principal.tier !== headerTier) throw wrongKeyHeader(found.principal.tier);
+    return found.principal;
+  });
+}
+
+/**
  * The public API: `GET /api/v3/coins/list` (and its `HEAD`). Authentication and the per-key rate limit run in
  * `onRequest`, before validation, so a keyless or over-limit request is answered 401/429 whatever its query.
  */
 export async function registerCoinRoutes(
   app: ServiceApp,
-  deps: { keys: ApiKeyService; snapshots: SnapshotCache; clock: Clock },
+  deps: { keys: KeyStore; snapshots: SnapshotCache; clock: Clock },
 ) {
-  const authenticate = async (request: FastifyRequest) => {
-    const q = request.query as Record<string, unknown>;
-    const demo = single(request.headers['x-coin-demo-api-key']) ?? single(q.x_coin_demo_api_key);
-    const pro = single(request.headers['x-coin-pro-api-key']) ?? single(q.x_coin_pro_api_key);
-    request.coinPrincipal = await deps.keys.authenticate(demo, pro);
-  };
-  const limit = app.rateLimit({
-    timeWindow: 60_000,
-    max: (request: FastifyRequest) => request.coinPrincipal?.rateLimitPerMinute ?? 1,
-    keyGenerator: (request: FastifyRequest) => `key:${request.coinPrincipal?.keyId ?? 'none'}`,
-    errorResponseBuilder: (_request, context) => rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+  const auth = coinsAuthentication(deps.keys);
+  const limit = perMinuteLimit(app, {
+    max: (request) => auth.optionalPrincipal(request)?.rateLimitPerMinute ?? 1,
+    bucket: (request) => `key:${auth.optionalPrincipal(request)?.keyId ?? 'none'}`,
+    exceeded: (retryAfterSeconds) => rateLimited(retryAfterSeconds),
   });
 
   app.get(
     '/api/v3/coins/list',
     {
-      onRequest: [authenticate, limit],
+      onRequest: [auth.onRequest, limit],
       schema: {
         operationId: 'coinsList',
         tags: ['coins'],
@@ -67,7 +85,7 @@ export async function registerCoinRoutes(
       },
     },
     async (request, reply) => {
-      const principal = request.coinPrincipal!;
+      const principal = auth.principal(request);
       const status = request.query.status ?? 'active';
       if (status === 'inactive' && principal.tier !== 'pro') throw planRestricted('Listing inactive coins');
       const body = await deps.snapshots.get(principal.tier === 'pro' ? 'paid' : 'public', {

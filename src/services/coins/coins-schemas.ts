@@ -97,44 +97,6 @@ export const StatusResult = Type.Object({ changed: Type.Integer() });
 
 export const Tier = StringEnum(['demo', 'pro'] as const);
 
-export const IssueKeyBody = Type.Object(
-  {
-    tier: Tier,
-    label: Type.Optional(Type.String({ maxLength: 200 })),
-    rateLimitPerMinute: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 1_000_000,
-        description: 'Requests per minute; default 30 (demo) or 500 (pro).',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const KeyRecordSchema = Type.Object({
-  id: Type.Integer(),
-  tier: Tier,
-  hint: Type.String({ description: 'Last four characters of the key' }),
-  label: Type.Union([Type.String(), Type.Null()]),
-  rateLimitPerMinute: Type.Integer(),
-  createdAt: Type.String({ format: 'date-time' }),
-  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-
-export const IssuedKeySchema = Type.Intersect([
-  KeyRecordSchema,
-  Type.Object({
-    key: Type.String({ description: 'The key itself. Shown once; only its SHA-256 is stored.' }),
-  }),
-]);
-
-export const KeyListQuery = Type.Object({
-  include_revoked: Type.Optional(StringEnum(['true', 'false'] as const)),
-});
-
-export const KeyIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
-
 export const SyncRunSchema = Type.Object({
   id: Type.Integer(),
   startedAt: Type.String({ format: 'date-time' }),

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
-import { ApiKeyService } from './api-keys.ts';
+import { createKeyStore, issueKey } from './api-keys.ts';
 import { CoinStore } from './coin-store.ts';
 import { formatCoinError } from './coins-errors.ts';
+import { mirrorUpstreamTask } from './coins-jobs.ts';
 import { registerCoinRoutes } from './coins-routes.ts';
 import { coins } from './db/schema.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
@@ -43,29 +44,19 @@ export const coinsService: ServiceDefinition = {
   },
   setup(ctx) {
     const store = new CoinStore(ctx.db, ctx.clock);
-    const keys = new ApiKeyService(ctx.db, ctx.clock);
+    const keys = createKeyStore(ctx);
     const snapshots = new SnapshotCache(store, ctx.clock);
     const upstream = readUpstreamConfig(ctx.config.env);
     const mirror = upstream
       ? new UpstreamMirror(upstream, ctx.outbound, store, ctx.db, ctx.clock)
       : undefined;
-    let unlisten: (() => Promise<void>) | undefined;
-
     return {
       async routes(app) {
-        unlisten = await keys.listenForRevocations(ctx.notifier);
         await registerCoinRoutes(app, { keys, snapshots, clock: ctx.clock });
-        await registerOpsRoutes(app, { store, keys, mirror, jobs: ctx.jobs, db: ctx.db });
+        await registerOpsRoutes(app, { store, keys, mirror, db: ctx.db });
       },
-      tasks: {
-        'mirror-upstream': async () => {
-          if (!mirror) return;
-          const run = await mirror.run();
-          if (run.status === 'failed') ctx.logger.warn({ run }, 'upstream mirror failed');
-          else ctx.logger.info({ run }, 'upstream mirror done');
-        },
-      },
-      cron: mirror ? [{ task: 'mirror-upstream', pattern: '*/15 * * * *' }] : [],
+      tasks: [mirrorUpstreamTask.with({ mirror, logger: ctx.logger })],
+      cron: mirror ? [{ task: mirrorUpstreamTask, pattern: '*/15 * * * *' }] : [],
       async seed(tx) {
         const [existing] = await tx.select({ id: coins.id }).from(coins).limit(1);
         if (!existing) {
@@ -81,12 +72,9 @@ export const coinsService: ServiceDefinition = {
               );
           }
         }
-        const demo = await keys.issue({ tier: 'demo', label: 'demo key (first start)' }, tx);
-        const pro = await keys.issue({ tier: 'pro', label: 'paid-plan key (first start)' }, tx);
+        const demo = await issueKey(keys, tx, { tier: 'demo', label: 'demo key (first start)' });
+        const pro = await issueKey(keys, tx, { tier: 'pro', label: 'paid-plan key (first start)' });
         return { demoKey: demo.key, proKey: pro.key };
-      },
-      async stop() {
-        await unlisten?.();
       },
     };
   },

@@ -1,39 +1,38 @@
 import { Type } from '@sinclair/typebox';
+import { registerCredentialRoutes } from '../../platform/credential-routes.ts';
 import type { Db } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { ServiceApp } from '../../platform/http.ts';
-import type { JobQueue } from '../../platform/jobs.ts';
-import type { ApiKeyService } from './api-keys.ts';
+import { issueKey, type KeyStore } from './api-keys.ts';
 import { parseCoinList } from './coin-list.ts';
 import type { CoinStore } from './coin-store.ts';
+import { mirrorUpstreamTask } from './coins-jobs.ts';
 import {
   CoinErrorBody,
   CountsSchema,
   ImportBody,
   ImportQuery,
   ImportResultSchema,
-  IssuedKeySchema,
-  IssueKeyBody,
-  KeyIdParams,
-  KeyListQuery,
-  KeyRecordSchema,
   StatusBody,
   StatusResult,
   SyncRunSchema,
+  Tier,
 } from './coins-schemas.ts';
 import type { UpstreamMirror } from './upstream.ts';
 
 const errors = { 400: CoinErrorBody, 401: CoinErrorBody, 404: CoinErrorBody };
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 
-/** Operator routes (`/_ops/*`, bearer OPERATOR_TOKEN checked by the platform): coins, keys, upstream mirror. */
+/**
+ * Operator routes (`/_ops/*`, bearer OPERATOR_TOKEN checked by the platform): coins, keys (the platform's
+ * `/_ops/keys` routes), upstream mirror.
+ */
 export async function registerOpsRoutes(
   app: ServiceApp,
   deps: {
     store: CoinStore;
-    keys: ApiKeyService;
+    keys: KeyStore;
     mirror: UpstreamMirror | undefined;
-    jobs: JobQueue;
     db: Db;
   },
 ) {
@@ -91,53 +90,24 @@ export async function registerOpsRoutes(
     async () => deps.store.counts(),
   );
 
-  app.post(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsIssueKey',
-        summary: 'Issue a demo or paid-plan API key',
-        description: 'The key is in the answer once; only its SHA-256 is stored.',
-        body: IssueKeyBody,
-        response: { 201: IssuedKeySchema, ...errors },
-      },
+  registerCredentialRoutes(app, {
+    store: deps.keys,
+    db: deps.db,
+    attributes: { tier: Tier, rateLimitPerMinute: Type.Integer() },
+    issueFields: {
+      tier: Tier,
+      rateLimitPerMinute: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1_000_000,
+          description: 'Requests per minute; default 30 (demo) or 500 (pro).',
+        }),
+      ),
     },
-    async (request, reply) => {
-      const issued = await deps.keys.issue(request.body);
-      return reply.code(201).send(issued);
-    },
-  );
-
-  app.get(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsListKeys',
-        summary: 'List API keys (never the keys themselves)',
-        querystring: KeyListQuery,
-        response: { 200: Type.Object({ keys: Type.Array(KeyRecordSchema) }), 401: CoinErrorBody },
-      },
-    },
-    async (request) => ({
-      keys: await deps.keys.list({ includeRevoked: request.query.include_revoked === 'true' }),
-    }),
-  );
-
-  app.post(
-    '/_ops/keys/:id/revoke',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsRevokeKey',
-        summary: 'Revoke an API key (effective on every instance at once)',
-        params: KeyIdParams,
-        response: { 200: KeyRecordSchema, ...errors },
-      },
-    },
-    async (request) => deps.keys.revoke(request.params.id),
-  );
+    issue: (tx, body) => issueKey(deps.keys, tx, body),
+    errorBody: CoinErrorBody,
+    noun: 'API key',
+  });
 
   app.post(
     '/_ops/upstream/sync',
@@ -154,7 +124,7 @@ export async function registerOpsRoutes(
     async (_request, reply) => {
       if (!deps.mirror)
         throw new ApiError(400, 'bad_request', 'No upstream is configured (set COINS_UPSTREAM_URL).');
-      await deps.jobs.add(deps.db, 'coins:mirror-upstream', {}, { jobKey: 'coins:mirror-upstream' });
+      await mirrorUpstreamTask.enqueue(deps.db, {}, { jobKey: 'manual' });
       return reply.code(202).send({ queued: true });
     },
   );

@@ -4,9 +4,9 @@ import type { Db } from '../../platform/database.ts';
 import { simulatorSettings } from './db/schema.ts';
 
 /**
- * The chains the gateway talks to (DESIGN.md: external systems behind an interface, a simulator by default).
- * Funding is observed (the simulator's transfers are recorded through the operator API); these are the gateway's
- * own transactions.
+ * The chains the gateway talks to (docs/architecture.md: external systems behind an interface, a simulator by
+ * default). Funding is observed (the simulator's transfers are recorded through the operator API); these are the
+ * gateway's own transactions.
  */
 export interface GatewayChain {
   /** Makes the destination-chain deposit of a funded vault. Returns its transaction hash; throws when it fails. */

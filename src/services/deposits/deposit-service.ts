@@ -4,15 +4,15 @@ import { getAddress, toHex } from 'viem';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
-import type { JobQueue } from '../../platform/jobs.ts';
 import type { GatewayChain } from './chain.ts';
 import { quotes, transfers } from './db/schema.ts';
 import type { DepositRequest } from './deposit-request.ts';
 import type { DepositsConfig } from './deposits-config.ts';
 import { businessError } from './deposits-errors.ts';
+import { publishTask, settleRefundTask } from './deposits-jobs.ts';
 import { quoteSalt, vaultAddress } from './vault-address.ts';
 
-/** Vault states (NOTES.md, anchor). */
+/** Vault states, named as the anchor (a stablecoin "fast deposit" gateway) names them. */
 export type VaultStatus =
   | 'PENDING'
   | 'FUNDING_DETECTED'
@@ -86,7 +86,7 @@ export function requestFingerprint(r: DepositRequest): string {
 }
 
 /**
- * Quotes deposit addresses and runs each vault's life (spec C; NOTES.md anchor).
+ * Quotes deposit addresses and runs each vault's life (spec C and its anchor).
  *
  * - {@link DepositService.quote}: the same request while its quote is PENDING and before its deadline returns that
  *   quote (same address, amount, deadline); otherwise a new quote with a new nonce, hence a new vault address.
@@ -103,7 +103,6 @@ export class DepositService {
     private readonly clock: Clock,
     private readonly config: DepositsConfig,
     private readonly chain: GatewayChain,
-    private readonly jobs: JobQueue,
   ) {
     const p = (name: string) => sql.placeholder(name);
     this.statements = {
@@ -252,21 +251,11 @@ export class DepositService {
           .where(eq(quotes.id, row.id));
         if (received >= BigInt(row.amount)) {
           await this.transition(tx, row, 'FUNDING_DETECTED', { fundedAt: now });
-          await this.jobs.add(
-            tx,
-            'deposits:publish',
-            { quoteId: row.id },
-            { jobKey: `deposits:publish:${row.id}` },
-          );
+          await publishTask.enqueue(tx, { quoteId: row.id }, { jobKey: String(row.id) });
         }
       } else if (row.status !== 'PENDING' && row.status !== 'FUNDING_DETECTED') {
         // A closed vault keeps nothing: what arrives is returned to the refund address.
-        await this.jobs.add(
-          tx,
-          'deposits:settle-refund',
-          { quoteId: row.id },
-          { jobKey: `deposits:refund:${row.id}` },
-        );
+        await settleRefundTask.enqueue(tx, { quoteId: row.id }, { jobKey: String(row.id) });
       }
     });
     return this.get(input.vaultAddress);
@@ -331,12 +320,7 @@ export class DepositService {
         });
       }
       // Any excess (or everything, on failure) goes back to the refund address.
-      await this.jobs.add(
-        tx,
-        'deposits:settle-refund',
-        { quoteId },
-        { jobKey: `deposits:refund:${quoteId}` },
-      );
+      await settleRefundTask.enqueue(tx, { quoteId }, { jobKey: String(quoteId) });
     });
   }
 
@@ -351,16 +335,11 @@ export class DepositService {
       const received = await this.fundedBeforeDeadline(tx, row);
       if (received >= BigInt(row.amount)) {
         await this.transition(tx, row, 'FUNDING_DETECTED', { fundedAt: row.deadline });
-        await this.jobs.add(tx, 'deposits:publish', { quoteId }, { jobKey: `deposits:publish:${quoteId}` });
+        await publishTask.enqueue(tx, { quoteId }, { jobKey: String(quoteId) });
         return;
       }
       await this.transition(tx, row, 'EXPIRED_UNFUNDED');
-      await this.jobs.add(
-        tx,
-        'deposits:settle-refund',
-        { quoteId },
-        { jobKey: `deposits:refund:${quoteId}` },
-      );
+      await settleRefundTask.enqueue(tx, { quoteId }, { jobKey: String(quoteId) });
     });
   }
 
@@ -419,12 +398,7 @@ export class DepositService {
     await this.db.transaction(async (tx) => {
       const row = await this.load(tx, address, true);
       await this.transition(tx, row, 'REFUNDED_BY_USER');
-      await this.jobs.add(
-        tx,
-        'deposits:settle-refund',
-        { quoteId: row.id },
-        { jobKey: `deposits:refund:${row.id}` },
-      );
+      await settleRefundTask.enqueue(tx, { quoteId: row.id }, { jobKey: String(row.id) });
     });
     return this.get(address);
   }

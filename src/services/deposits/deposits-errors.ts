@@ -1,8 +1,8 @@
-import { ApiError } from '../../platform/errors.ts';
+import { ApiError, isPlatformErrorCode, type PlatformCodeMap, reasonPhrase } from '../../platform/errors.ts';
 import type { ValidationErrors } from './deposit-request.ts';
 
 /**
- * Errors of the deposit-address service, in its NestJS-style body (NOTES.md, anchor: a stablecoin "fast deposit"
+ * Errors of the deposit-address service, in its NestJS-style body (anchor: a stablecoin "fast deposit"
  * gateway): `{statusCode, message, error?}`, plus `validationErrors` (field -> messages) for validation failures and
  * `details: {errorCode, errorDesc}` for business errors.
  */
@@ -22,17 +22,24 @@ export function invalidApiKey(): ApiError {
   return new ApiError(401, 'invalid_api_key', 'invalid-api-key');
 }
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
+/**
+ * The `error` text of each platform error in the NestJS-style body: the reason phrase of its status. `undefined`:
+ * the phrase of the answer's own status (Fastify's 4xx keep theirs: 400, 414, 431).
+ */
+const PLATFORM_REASONS: PlatformCodeMap<string | undefined> = {
+  validation_failed: 'Bad Request',
+  bad_request: undefined,
+  invalid_pagination: 'Bad Request',
+  operator_unauthenticated: 'Unauthorized',
+  not_found: 'Not Found',
+  idempotency_key_reused: 'Conflict',
+  idempotency_key_in_use: 'Conflict',
+  payload_too_large: 'Payload Too Large',
+  uri_too_long: 'URI Too Long',
+  unsupported_media_type: 'Unsupported Media Type',
+  rate_limited: 'Too Many Requests',
+  internal: 'Internal Server Error',
+  service_unavailable: 'Service Unavailable',
 };
 
 /**
@@ -44,7 +51,9 @@ export function formatDepositError(error: ApiError, _request?: unknown): { body:
   const body: Record<string, unknown> = {
     statusCode: error.status,
     message: error.message,
-    error: REASONS[error.status] ?? 'Error',
+    error:
+      (isPlatformErrorCode(error.code) ? PLATFORM_REASONS[error.code] : undefined) ??
+      reasonPhrase(error.status),
   };
   const details = error.details ?? {};
   if (details.validationErrors) {

@@ -1,11 +1,13 @@
 import type { FastifyRequest } from 'fastify';
+import { defineAuthentication, firstHeader } from '../../platform/auth.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { ServiceApp } from '../../platform/http.ts';
-import { API_KEY_HEADER, type DepositKeyService, type KeyPrincipal } from './api-keys.ts';
+import { perMinuteLimit } from '../../platform/rate-limit.ts';
+import { API_KEY_HEADER, type KeyPrincipal, type KeyStore } from './api-keys.ts';
 import { validateDepositRequest } from './deposit-request.ts';
 import type { DepositService } from './deposit-service.ts';
 import type { DepositsConfig } from './deposits-config.ts';
-import { validationFailed } from './deposits-errors.ts';
+import { invalidApiKey, validationFailed } from './deposits-errors.ts';
 import {
   CreateDepositAddressBody,
   DepositAddressResponse,
@@ -14,13 +16,15 @@ import {
   VaultParams,
 } from './deposits-schemas.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    depositKey?: KeyPrincipal;
-    /** The 401 of a supplied key that failed authentication, answered after the client address's rate limit. */
-    depositKeyRejection?: ApiError;
-  }
-}
+/** The API version of the routes below: a supplied key must be enabled for it. */
+const API_VERSION = 'v1';
+
+/**
+ * A caller of the deposit API: anonymous (no `x-api-key`), a valid key, or a supplied key that failed
+ * authentication. The last is answered 401 `invalid-api-key` only after it has counted against the client address's
+ * rate limit, so past that limit key guessing gets 429 like any anonymous caller.
+ */
+type DepositCaller = { kind: 'key'; key: KeyPrincipal } | { kind: 'rejected' };
 
 const errors = { 400: DepositErrorBody, 401: DepositErrorBody, 404: DepositErrorBody, 429: DepositErrorBody };
 
@@ -32,43 +36,42 @@ const errors = { 400: DepositErrorBody, 401: DepositErrorBody, 404: DepositError
  */
 export async function registerDepositRoutes(
   app: ServiceApp,
-  deps: { deposits: DepositService; keys: DepositKeyService; config: DepositsConfig },
+  deps: { deposits: DepositService; keys: KeyStore; config: DepositsConfig },
 ) {
-  const authenticate = async (request: FastifyRequest) => {
-    const header = request.headers[API_KEY_HEADER];
-    if (header === undefined) return;
-    try {
-      request.depositKey = await deps.keys.authenticate(
-        Array.isArray(header) ? (header[0] ?? '') : header,
-        'v1',
-      );
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 401) throw err;
-      // Counted as the client address (the rate limit runs next), then answered by `rejectInvalidKey`.
-      request.depositKeyRejection = err;
-    }
+  const auth = defineAuthentication<DepositCaller>(async (request) => {
+    const presented = firstHeader(request.headers[API_KEY_HEADER]);
+    if (presented === undefined) return undefined;
+    const found = await deps.keys.resolve(presented);
+    if (found.status !== 'active' || !found.principal.versions.includes(API_VERSION))
+      return { kind: 'rejected' };
+    return { kind: 'key', key: found.principal };
+  });
+  const keyOf = (request: FastifyRequest) => {
+    const caller = auth.optionalPrincipal(request);
+    return caller?.kind === 'key' ? caller.key : undefined;
   };
   const rejectInvalidKey = async (request: FastifyRequest) => {
-    if (request.depositKeyRejection) throw request.depositKeyRejection;
+    if (auth.optionalPrincipal(request)?.kind === 'rejected') throw invalidApiKey();
   };
-  const limit = app.rateLimit({
-    timeWindow: 60_000,
-    max: (request: FastifyRequest) =>
-      request.depositKey
-        ? (request.depositKey.rateLimitPerMinute ?? deps.config.keyRateLimit)
-        : deps.config.anonymousRateLimit,
-    keyGenerator: (request: FastifyRequest) =>
-      request.depositKey ? `key:${request.depositKey.keyId}` : `ip:${request.ip}`,
-    errorResponseBuilder: (_request, context) =>
+  const limit = perMinuteLimit(app, {
+    max: (request) => {
+      const key = keyOf(request);
+      return key ? (key.rateLimitPerMinute ?? deps.config.keyRateLimit) : deps.config.anonymousRateLimit;
+    },
+    bucket: (request) => {
+      const key = keyOf(request);
+      return key ? `key:${key.keyId}` : `ip:${request.ip}`;
+    },
+    exceeded: (retryAfterSeconds) =>
       new ApiError(429, 'rate_limited', 'Too many requests, retry after the time given in Retry-After.', {
-        headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
+        headers: { 'retry-after': String(retryAfterSeconds) },
       }),
   });
 
   app.post(
     '/v1/stablecoin-gateway/deposit-addresses',
     {
-      onRequest: [authenticate, limit, rejectInvalidKey],
+      onRequest: [auth.onRequest, limit, rejectInvalidKey],
       // The body is validated by the domain so that every failing field is reported at once, in one format.
       validatorCompiler: () => () => true,
       schema: {
@@ -87,7 +90,7 @@ export async function registerDepositRoutes(
     async (request, reply) => {
       const parsed = validateDepositRequest(request.body as unknown);
       if ('errors' in parsed) throw validationFailed(parsed.errors);
-      const data = await deps.deposits.quote(parsed.value, request.depositKey?.keyId);
+      const data = await deps.deposits.quote(parsed.value, keyOf(request)?.keyId);
       return reply.code(201).send({ data });
     },
   );
@@ -95,7 +98,7 @@ export async function registerDepositRoutes(
   app.get(
     '/v1/stablecoin-gateway/deposit-addresses/:vaultAddress',
     {
-      onRequest: [authenticate, limit, rejectInvalidKey],
+      onRequest: [auth.onRequest, limit, rejectInvalidKey],
       schema: {
         operationId: 'getDepositAddress',
         tags: ['deposit-addresses'],

@@ -102,24 +102,3 @@ export const TransferBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const IssueKeyBody = Type.Object(
-  {
-    label: Type.Optional(Type.String({ maxLength: 200 })),
-    versions: Type.Optional(Type.Array(StringEnum(['v1', 'v2'] as const), { minItems: 0, maxItems: 5 })),
-    rateLimitPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  },
-  { additionalProperties: false },
-);
-
-export const KeyRecordSchema = Type.Object({
-  id: Type.Integer(),
-  hint: Type.String(),
-  label: Type.Union([Type.String(), Type.Null()]),
-  versions: Type.Array(Type.String()),
-  rateLimitPerMinute: Type.Union([Type.Integer(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-
-export const IssuedKeySchema = Type.Intersect([KeyRecordSchema, Type.Object({ key: Type.String() })]);

@@ -1,19 +1,13 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
-import { DepositKeyService } from './api-keys.ts';
+import { createKeyStore, issueKey } from './api-keys.ts';
 import { SimulatedChain } from './chain.ts';
 import { DepositService } from './deposit-service.ts';
 import { readDepositsConfig } from './deposits-config.ts';
 import { formatDepositError } from './deposits-errors.ts';
+import { expireDueTask, publishTask, settleRefundTask } from './deposits-jobs.ts';
 import { registerDepositRoutes } from './deposits-routes.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
-
-function quoteId(payload: unknown): number {
-  const id = (payload as { quoteId?: unknown } | null)?.quoteId;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id))
-    throw new Error('job payload needs a numeric quoteId');
-  return id;
-}
 
 /**
  * The stablecoin deposit-address service (spec document 001, section C; anchor: a stablecoin "fast deposit"
@@ -46,30 +40,19 @@ export const depositsService: ServiceDefinition = {
   setup(ctx) {
     const config = readDepositsConfig(ctx.config.env);
     const chain = new SimulatedChain(ctx.db);
-    const keys = new DepositKeyService(ctx.db, ctx.clock);
-    const deposits = new DepositService(ctx.db, ctx.clock, config, chain, ctx.jobs);
-    let unlisten: (() => Promise<void>) | undefined;
+    const keys = createKeyStore(ctx);
+    const deposits = new DepositService(ctx.db, ctx.clock, config, chain);
+    const jobDeps = { deposits, logger: ctx.logger };
     return {
       async routes(app) {
-        unlisten = await keys.listenForRevocations(ctx.notifier);
         await registerDepositRoutes(app, { deposits, keys, config });
-        await registerOpsRoutes(app, { deposits, keys, chain });
+        await registerOpsRoutes(app, { deposits, keys, chain, db: ctx.db });
       },
-      tasks: {
-        publish: async (payload) => deposits.publish(quoteId(payload)),
-        'settle-refund': async (payload) => deposits.settleRefund(quoteId(payload)),
-        'expire-due': async () => {
-          const n = await deposits.expireDue();
-          if (n > 0) ctx.logger.info({ expired: n }, 'deposit addresses expired');
-        },
-      },
-      cron: [{ task: 'expire-due', pattern: '* * * * *' }],
+      tasks: [publishTask.with(jobDeps), settleRefundTask.with(jobDeps), expireDueTask.with(jobDeps)],
+      cron: [{ task: expireDueTask, pattern: '* * * * *' }],
       async seed(tx) {
-        const key = await keys.issue({ label: 'demo key (first start)' }, tx);
+        const key = await issueKey(keys, tx, { label: 'demo key (first start)' });
         return { apiKey: key.key, apiKeyHeader: 'x-api-key', sourceChains: config.sourceChains.join(',') };
-      },
-      async stop() {
-        await unlisten?.();
       },
     };
   },

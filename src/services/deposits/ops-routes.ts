@@ -1,17 +1,12 @@
 import { Type } from '@sinclair/typebox';
+import { registerCredentialRoutes } from '../../platform/credential-routes.ts';
+import type { Db } from '../../platform/database.ts';
 import type { ServiceApp } from '../../platform/http.ts';
-import type { DepositKeyService } from './api-keys.ts';
+import { StringEnum } from '../../platform/schemas.ts';
+import { issueKey, type KeyStore } from './api-keys.ts';
 import type { SimulatedChain } from './chain.ts';
 import type { DepositService } from './deposit-service.ts';
-import {
-  DepositAddressResponse,
-  DepositErrorBody,
-  IssuedKeySchema,
-  IssueKeyBody,
-  KeyRecordSchema,
-  TransferBody,
-  VaultParams,
-} from './deposits-schemas.ts';
+import { DepositAddressResponse, DepositErrorBody, TransferBody, VaultParams } from './deposits-schemas.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 const errors = { 400: DepositErrorBody, 401: DepositErrorBody, 404: DepositErrorBody, 409: DepositErrorBody };
@@ -19,7 +14,7 @@ const errors = { 400: DepositErrorBody, 401: DepositErrorBody, 404: DepositError
 /** Operator routes: the chain simulator (transfers into vaults, failures, user refunds) and API keys. */
 export async function registerOpsRoutes(
   app: ServiceApp,
-  deps: { deposits: DepositService; keys: DepositKeyService; chain: SimulatedChain | undefined },
+  deps: { deposits: DepositService; keys: KeyStore; chain: SimulatedChain | undefined; db: Db },
 ) {
   app.post(
     '/_ops/chain/transfers',
@@ -79,44 +74,18 @@ export async function registerOpsRoutes(
     },
   );
 
-  app.post(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsIssueKey',
-        summary: 'Issue an API key (shown once)',
-        body: IssueKeyBody,
-        response: { 201: IssuedKeySchema, ...errors },
-      },
+  registerCredentialRoutes(app, {
+    store: deps.keys,
+    db: deps.db,
+    attributes: {
+      versions: Type.Array(Type.String()),
+      rateLimitPerMinute: Type.Union([Type.Integer(), Type.Null()]),
     },
-    async (request, reply) => reply.code(201).send(await deps.keys.issue(request.body)),
-  );
-
-  app.get(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsListKeys',
-        summary: 'List API keys (never the keys themselves)',
-        response: { 200: Type.Object({ keys: Type.Array(KeyRecordSchema) }), 401: DepositErrorBody },
-      },
+    issueFields: {
+      versions: Type.Optional(Type.Array(StringEnum(['v1', 'v2'] as const), { minItems: 0, maxItems: 5 })),
+      rateLimitPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     },
-    async () => ({ keys: await deps.keys.list() }),
-  );
-
-  app.post(
-    '/_ops/keys/:id/revoke',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsRevokeKey',
-        summary: 'Revoke an API key (every instance at once)',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        response: { 200: KeyRecordSchema, ...errors },
-      },
-    },
-    async (request) => deps.keys.revoke(request.params.id),
-  );
+    issue: (tx, body) => issueKey(deps.keys, tx, body),
+    errorBody: DepositErrorBody,
+  });
 }

@@ -5,11 +5,10 @@ import '../../platform/schemas.ts';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /**
- * The event-type catalogue (spec 002 section G; names from NOTES.md) and the `data` shape of each type.
+ * The event-type catalogue (spec 002 section G; names from the anchor) and the `data` shape of each type.
  * Entity types are `business` and `prospect`; each has its own list of event names.
  */
 export type EntityType = 'business' | 'prospect';
-export const ENTITY_TYPES: readonly EntityType[] = ['business', 'prospect'];
 
 const SIZE_DEPARTMENTS = [
   'engineering',
@@ -71,11 +70,6 @@ const CATALOGUE: Record<EntityType, ReadonlySet<string>> = {
 /** True when `eventName` is in the catalogue of `entityType`. */
 export function isKnownEventType(entityType: EntityType, eventName: string): boolean {
   return CATALOGUE[entityType].has(eventName);
-}
-
-/** The event names of `entityType`. */
-export function eventTypesOf(entityType: EntityType): readonly string[] {
-  return entityType === 'business' ? BUSINESS_EVENT_TYPES : PROSPECT_EVENT_TYPES;
 }
 
 // Every field schema carries a `description`: it documents the field and makes the issue message ("must be ...").
@@ -343,7 +337,7 @@ export function sampleData(eventName: string, eventTime: Date): Record<string, u
 
 /**
  * The earlier (v1) form of `data`: the funding round used the misspelled `founding_stage` / `founding_date`
- * (NOTES.md). Other types are unchanged.
+ * (as the anchor's earlier version did). Other types are unchanged.
  */
 export function toV1Data(eventName: string, data: Record<string, unknown>): Record<string, unknown> {
   if (eventName !== 'new_funding_round') return data;

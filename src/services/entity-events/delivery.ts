@@ -4,25 +4,24 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
-import type { JobQueue } from '../../platform/jobs.ts';
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts';
 import { type PageRequest, pageInfo } from '../../platform/pagination.ts';
 import { parseRfc3339DateTime, RFC3339_DATE_TIME_MESSAGE } from '../../platform/schemas.ts';
 import { type EntityType, isKnownEventType, sampleData, toV1Data } from './catalogue.ts';
 import { deliveries, deliveryAttempts, webhooks } from './db/schema.ts';
 import { type Issue, notFound, throwIfIssues } from './entity-events-errors.ts';
-import { DELIVER_TASK } from './events.ts';
+import { deliverTask } from './entity-events-jobs.ts';
 import { signPayload } from './signing.ts';
 import type { TenantPrincipal } from './tenants.ts';
 import { parseCustomHeaders, type WebhookRow, type WebhookService } from './webhooks.ts';
 
 /**
- * Delays before retry 1..7 in seconds (NOTES.md delivery peers: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), each
+ * Delays before retry 1..7 in seconds (as Svix and Standard Webhooks: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), each
  * with +-10 % jitter: 8 attempts in all, then the delivery is `failed`.
  */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
-/** Default per-attempt timeout (NOTES.md: 15 s); `ENTITY_EVENTS_DELIVERY_TIMEOUT_MS` overrides it. */
+/** Default per-attempt timeout (15 s, as the delivery peers); `ENTITY_EVENTS_DELIVERY_TIMEOUT_MS` overrides it. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /**
  * An `in_flight` delivery whose worker vanished is retried after this long (at least twice the attempt timeout, so a
@@ -118,7 +117,7 @@ function deliveryView(row: DeliveryRow) {
 }
 
 /**
- * The delivery engine (spec 002 section G "Delivered events"; NOTES.md delivery peers): one signed POST per
+ * The delivery engine (spec 002 section G "Delivered events"; peers Svix, Standard Webhooks): one signed POST per
  * delivery through the platform's SSRF-guarded client, retries with backoff and jitter (or `Retry-After`), 410
  * disables the webhook, an attempt log per delivery, replay of failed deliveries, and connectivity checks.
  */
@@ -126,7 +125,6 @@ export class DeliveryEngine {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly jobs: JobQueue,
     private readonly outbound: OutboundHttp,
     private readonly webhookService: WebhookService,
     private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
@@ -214,21 +212,7 @@ export class DeliveryEngine {
         left join entity_events.enrollments en on en.id = c.enrollment_id`);
     const row = result.rows[0] as ClaimedRow | undefined;
     if (!row) return;
-    const reason = !row.event_id
-      ? 'event missing'
-      : !row.enrollment_id
-        ? 'enrollment deleted'
-        : row.enrollment_status !== 'active'
-          ? 'enrollment paused'
-          : row.api_version === 'v2' && row.enrollment_webhook_id !== row.webhook_id
-            ? 'enrollment re-pointed to another webhook'
-            : !row.still_covered
-              ? 'enrollment no longer covers this entity or event type'
-              : row.webhook_deleted_at
-                ? 'webhook deleted'
-                : row.webhook_status !== 'active'
-                  ? 'webhook disabled'
-                  : undefined;
+    const reason = cancellationReason(row);
     if (reason) {
       await this.db
         .update(deliveries)
@@ -243,20 +227,7 @@ export class DeliveryEngine {
         .where(eq(deliveries.id, id));
       return;
     }
-    const entityField = row.entity_type === 'business' ? 'business_id' : 'prospect_id';
-    const payload = {
-      webhook_id: row.webhook_id,
-      tenant_id: row.tenant_id,
-      partner_id: row.partner_id,
-      event_id: row.event_id,
-      event_name: row.event_name,
-      enrollment_key: row.enrollment_key,
-      enrollment_id: row.enrollment_id,
-      entity_type: row.entity_type,
-      [entityField]: row.entity_id,
-      event_time: new Date(row.event_time).toISOString(),
-      data: row.api_version === 'v1' ? toV1Data(row.event_name, row.data) : row.data,
-    };
+    const payload = deliveryPayload(row);
     const target: DeliveryTarget = {
       id: row.webhook_id,
       webhookUrl: row.webhook_url,
@@ -327,11 +298,10 @@ export class DeliveryEngine {
           .set({ status: 'disabled', disabledReason: 'gone', lastModifiedTime: now })
           .where(eq(webhooks.id, webhookId));
       if (next)
-        await this.jobs.add(
+        await deliverTask.enqueue(
           tx,
-          DELIVER_TASK,
           { deliveryId: claimed.id },
-          { runAt: next, jobKey: `${DELIVER_TASK}:${claimed.id}`, maxAttempts: 5 },
+          { runAt: next, jobKey: claimed.id, maxAttempts: 5 },
         );
     });
   }
@@ -359,15 +329,7 @@ export class DeliveryEngine {
       .orderBy(asc(deliveries.nextAttemptAt))
       .limit(limit);
     for (const d of due)
-      await this.jobs.add(
-        this.db,
-        DELIVER_TASK,
-        { deliveryId: d.id },
-        {
-          jobKey: `${DELIVER_TASK}:${d.id}`,
-          maxAttempts: 5,
-        },
-      );
+      await deliverTask.enqueue(this.db, { deliveryId: d.id }, { jobKey: d.id, maxAttempts: 5 });
     return due.length;
   }
 
@@ -480,12 +442,7 @@ export class DeliveryEngine {
         .set({ status: 'pending', nextAttemptAt: now, completedAt: null, attemptCount: 0 })
         .where(eq(deliveries.id, deliveryId))
         .returning();
-      await this.jobs.add(
-        tx,
-        DELIVER_TASK,
-        { deliveryId },
-        { jobKey: `${DELIVER_TASK}:${deliveryId}`, maxAttempts: 5 },
-      );
+      await deliverTask.enqueue(tx, { deliveryId }, { jobKey: deliveryId, maxAttempts: 5 });
       return updated!;
     });
     return deliveryView(row);
@@ -561,4 +518,39 @@ export class DeliveryEngine {
       .groupBy(deliveries.status);
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   }
+}
+
+/**
+ * Why a claimed delivery must not be sent any more, or undefined when it still must: its event is gone, its
+ * enrollment was deleted, paused, re-pointed (v2) or no longer covers the entity or event type, or its webhook was
+ * deleted or disabled.
+ */
+function cancellationReason(row: ClaimedRow): string | undefined {
+  if (!row.event_id) return 'event missing';
+  if (!row.enrollment_id) return 'enrollment deleted';
+  if (row.enrollment_status !== 'active') return 'enrollment paused';
+  if (row.api_version === 'v2' && row.enrollment_webhook_id !== row.webhook_id)
+    return 'enrollment re-pointed to another webhook';
+  if (!row.still_covered) return 'enrollment no longer covers this entity or event type';
+  if (row.webhook_deleted_at) return 'webhook deleted';
+  if (row.webhook_status !== 'active') return 'webhook disabled';
+  return undefined;
+}
+
+/** The webhook body of a claimed delivery (spec G delivery payload; v1 enrollments get the v1 data shape). */
+function deliveryPayload(row: ClaimedRow): Record<string, unknown> {
+  const entityField = row.entity_type === 'business' ? 'business_id' : 'prospect_id';
+  return {
+    webhook_id: row.webhook_id,
+    tenant_id: row.tenant_id,
+    partner_id: row.partner_id,
+    event_id: row.event_id,
+    event_name: row.event_name,
+    enrollment_key: row.enrollment_key,
+    enrollment_id: row.enrollment_id,
+    entity_type: row.entity_type,
+    [entityField]: row.entity_id,
+    event_time: new Date(row.event_time).toISOString(),
+    data: row.api_version === 'v1' ? toV1Data(row.event_name, row.data) : row.data,
+  };
 }

@@ -4,7 +4,7 @@ import { ConfigError } from '../../platform/errors.ts';
 export interface EntityEventsConfig {
   /** `ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE` (default 6; 0 = off): simulated events per minute. */
   simulatorEventsPerMinute: number;
-  /** `ENTITY_EVENTS_DELIVERY_TIMEOUT_MS` (default 15000, NOTES.md): the whole exchange of one delivery attempt. */
+  /** `ENTITY_EVENTS_DELIVERY_TIMEOUT_MS` (default 15000, as the delivery peers): one delivery attempt, all of it. */
   deliveryTimeoutMs: number;
 }
 

@@ -1,6 +1,8 @@
 import {
   ApiError,
   type FieldIssue,
+  isPlatformErrorCode,
+  type PlatformCodeMap,
   invalidRequest as platformInvalidRequest,
 } from '../../platform/errors.ts';
 
@@ -36,9 +38,27 @@ export function responseContext(
   return { correlation_id: request.id, request_status: status, time_taken_in_seconds: seconds, ...extra };
 }
 
+/** The `error.code` of each platform error (README error table): the platform's own names. */
+const PLATFORM_CODES: PlatformCodeMap<string> = {
+  validation_failed: 'validation_failed',
+  bad_request: 'bad_request',
+  invalid_pagination: 'invalid_pagination',
+  operator_unauthenticated: 'operator_unauthenticated',
+  not_found: 'not_found',
+  idempotency_key_reused: 'idempotency_key_reused',
+  idempotency_key_in_use: 'idempotency_key_in_use',
+  payload_too_large: 'payload_too_large',
+  uri_too_long: 'uri_too_long',
+  unsupported_media_type: 'unsupported_media_type',
+  rate_limited: 'rate_limited',
+  internal: 'internal',
+  service_unavailable: 'service_unavailable',
+};
+
 /** The service's error formatter (platform ErrorFormatter). Validation issues are listed in `details.issues`. */
 export function formatEntityEventsError(error: ApiError, request: { id: string }): { body: unknown } {
-  const err: Record<string, unknown> = { code: error.code, message: error.message };
+  const code = isPlatformErrorCode(error.code) ? PLATFORM_CODES[error.code] : error.code;
+  const err: Record<string, unknown> = { code, message: error.message };
   if (error.details) err.details = error.details;
   return { body: { response_context: responseContext(request, 'failure'), error: err } };
 }

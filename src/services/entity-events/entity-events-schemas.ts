@@ -1,4 +1,4 @@
-import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type TProperties, Type } from '@sinclair/typebox';
 import { StringEnum } from '../../platform/schemas.ts';
 
 /** TypeBox schemas of the entity-events API (= its OpenAPI). Spec 002 section G. */
@@ -95,7 +95,7 @@ export const ConnectivityBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Outcome = Type.Object({
+const _Outcome = Type.Object({
   success: Type.Boolean(),
   status_code: Type.Union([Type.Integer(), Type.Null()]),
   duration_ms: Type.Integer(),
@@ -103,7 +103,6 @@ const Outcome = Type.Object({
   retry_after_seconds: Type.Optional(Type.Integer()),
 });
 export const ConnectivityResponse = withContext({ webhook_id: Type.String(), events_sent: Type.Integer() });
-export { Outcome as OutcomeSchema };
 
 const idList = (field: string) =>
   Type.Optional(Type.Array(Type.String(), { description: `${field}: at most 1,000 per request` }));
@@ -231,5 +230,3 @@ export const LegacyWebhookBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export type AnyObject = TObject;

@@ -13,13 +13,12 @@ import { checkEventData, type EntityType, isKnownEventType } from './catalogue.t
 import { events } from './db/schema.ts';
 import { checkEventTypes, checkIds, ENTITY_ID } from './enrollments.ts';
 import { type Issue, invalidRequest, throwIfIssues } from './entity-events-errors.ts';
+import { deliverTask } from './entity-events-jobs.ts';
 
 /** At most this many entity ids per fetch-events request (spec limits table). */
 export const MAX_FETCH_IDS = 40;
 /** At most this many events per operator ingest batch. */
 export const MAX_INGEST_BATCH = 1000;
-/** The Graphile Worker task that delivers one delivery row. */
-export const DELIVER_TASK = 'entity-events:deliver';
 
 /** One event as stored and as fetched. */
 export interface EventView {
@@ -59,7 +58,8 @@ export function toEventView(row: typeof events.$inferSelect): EventView {
  * webhook), and one `entity-events:deliver` job per delivery (Graphile Worker `add_jobs`, same transaction: the
  * event, its deliveries and their jobs commit together or not at all). Each job has the key
  * `entity-events:deliver:<delivery id>`, so the sweeper re-queuing a due delivery replaces its job instead of adding
- * a second one. Returns the number of deliveries.
+ * a second one. The jobs are those of {@link deliverTask} (its name, its key scheme, its payload `{deliveryId}`), built
+ * here in SQL for one round trip: their payloads are checked by the worker only. Returns the number of deliveries.
  */
 export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promise<number> {
   if (eventIds.length === 0) return 0;
@@ -85,8 +85,8 @@ export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promi
       returning id
     )
     select count(*)::int as n from graphile_worker.add_jobs(
-      array(select row(${DELIVER_TASK}, json_build_object('deliveryId', ins.id), null, null, 5,
-                       ${`${DELIVER_TASK}:`} || ins.id, null, null)::graphile_worker.job_spec from ins)
+      array(select row(${deliverTask.name}, json_build_object('deliveryId', ins.id), null, null, 5,
+                       ${`${deliverTask.name}:`} || ins.id, null, null)::graphile_worker.job_spec from ins)
     )`);
   return Number((result.rows[0] as { n: number } | undefined)?.n ?? 0);
 }

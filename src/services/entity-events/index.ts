@@ -4,18 +4,12 @@ import { DeliveryEngine } from './delivery.ts';
 import { EnrollmentService } from './enrollments.ts';
 import { readEntityEventsConfig } from './entity-events-config.ts';
 import { formatEntityEventsError } from './entity-events-errors.ts';
-import { registerEntityEventsRoutes } from './entity-events-routes.ts';
+import { deliverTask, sweepDueTask } from './entity-events-jobs.ts';
 import { EventStore } from './events.ts';
-import { registerOpsRoutes } from './ops-routes.ts';
+import { registerEntityEventsRoutes, registerOpsRoutes } from './routes/index.ts';
 import { EntityEventSimulator } from './simulator.ts';
-import { API_KEY_HEADER, TenantDirectory } from './tenants.ts';
+import { API_KEY_HEADER, createKeyStore, createTenant } from './tenants.ts';
 import { WebhookService } from './webhooks.ts';
-
-function deliveryId(payload: unknown): string {
-  const id = (payload as { deliveryId?: unknown } | null)?.deliveryId;
-  if (typeof id !== 'string' || !id.startsWith('dl_')) throw new Error('job payload needs a deliveryId');
-  return id;
-}
 
 /**
  * The entity-events webhook service (spec 002, section G; anchor: a business-data provider's v2 events API):
@@ -49,18 +43,12 @@ export const entityEventsService: ServiceDefinition = {
   },
   setup(ctx) {
     const config = readEntityEventsConfig(ctx.config.env);
-    const tenants = new TenantDirectory(ctx.db, ctx.clock);
+    const keys = createKeyStore(ctx);
     const webhooks = new WebhookService(ctx.db, ctx.clock, ctx.secrets);
     const enrollments = new EnrollmentService(ctx.db, ctx.clock);
     const events = new EventStore(ctx.db, ctx.clock);
-    const delivery = new DeliveryEngine(
-      ctx.db,
-      ctx.clock,
-      ctx.jobs,
-      ctx.outbound,
-      webhooks,
-      config.deliveryTimeoutMs,
-    );
+    const delivery = new DeliveryEngine(ctx.db, ctx.clock, ctx.outbound, webhooks, config.deliveryTimeoutMs);
+    const jobDeps = { delivery, logger: ctx.logger };
     const simulator = new EntityEventSimulator(
       ctx.db,
       ctx.clock,
@@ -68,23 +56,20 @@ export const entityEventsService: ServiceDefinition = {
       ctx.logger,
       config.simulatorEventsPerMinute,
     );
-    let unlisten: (() => Promise<void>) | undefined;
     return {
       async routes(app) {
-        unlisten = await tenants.listenForRevocations(ctx.notifier);
-        await registerEntityEventsRoutes(app, { tenants, webhooks, enrollments, events, delivery });
-        await registerOpsRoutes(app, { tenants, events, delivery, simulator });
+        await registerEntityEventsRoutes(app, { keys, webhooks, enrollments, events, delivery });
+        await registerOpsRoutes(app, { keys, db: ctx.db, clock: ctx.clock, events, delivery, simulator });
       },
-      tasks: {
-        deliver: async (payload) => delivery.deliver(deliveryId(payload)),
-        'sweep-due': async () => {
-          const n = await delivery.sweep();
-          if (n > 0) ctx.logger.info({ queued: n }, 'due deliveries queued');
-        },
-      },
-      cron: [{ task: 'sweep-due', pattern: '* * * * *' }],
+      tasks: [deliverTask.with(jobDeps), sweepDueTask.with(jobDeps)],
+      cron: [{ task: sweepDueTask, pattern: '* * * * *' }],
       async seed(tx) {
-        const created = await tenants.createTenant({ name: 'Demo tenant', partnerName: 'Demo partner' }, tx);
+        const created = await createTenant(
+          keys,
+          tx,
+          { name: 'Demo tenant', partnerName: 'Demo partner' },
+          ctx.clock.now(),
+        );
         return {
           apiKey: created.api_key,
           apiKeyHeader: API_KEY_HEADER,
@@ -97,7 +82,6 @@ export const entityEventsService: ServiceDefinition = {
       },
       async stop() {
         await simulator.stop();
-        await unlisten?.();
       },
     };
   },

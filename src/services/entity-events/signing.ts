@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { hmacSha256 } from '../../platform/crypto.ts';
 
 /**
- * Webhook signing (spec 002 section G, NOTES.md): the secret is padded URL-safe base64 of 32 random bytes; the HMAC
+ * Webhook signing (spec 002 section G, its anchor): the secret is padded URL-safe base64 of 32 random bytes; the HMAC
  * key is its decoded bytes; `X-Signature` = padded URL-safe base64 of HMAC-SHA256(key, `<timestamp>.<raw body>`);
  * `X-Timestamp` is Unix seconds. Receivers reject when the timestamp is more than 300 s from their clock.
  */
-export const SIGNATURE_WINDOW_SECONDS = 300;
 
 /** Padded URL-safe base64 (`+`->`-`, `/`->`_`, `=` kept), the form Python's `base64.urlsafe_b64encode` produces. */
 export function urlSafeBase64(bytes: Buffer): string {

@@ -1,12 +1,7 @@
-import { desc, eq } from 'drizzle-orm';
-import { revokeApiKey } from '../../platform/api-keys.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
-import type { Db, Executor } from '../../platform/database.ts';
-import { KeyCache } from '../../platform/key-cache.ts';
-import type { Notifier } from '../../platform/notifications.ts';
+import type { Executor } from '../../platform/database.ts';
+import type { ServiceContext } from '../../platform/service.ts';
 import { apiKeys } from './db/schema.ts';
-import { keyInvalid, keyMissing, lookbackExceeded, notFound } from './odds-errors.ts';
+import { lookbackExceeded } from './odds-errors.ts';
 
 /** Plans of odds keys (spec F: "historical access and lookback depend on the plan"; values are this service's). */
 export const PLANS = {
@@ -20,7 +15,6 @@ export const PLAN_NAMES = Object.keys(PLANS) as Plan[];
 
 /** Key prefix: `odds_` + 43 URL-safe base64 characters. */
 export const KEY_PREFIX = 'odds_';
-const KEY_PATTERN = /^odds_[A-Za-z0-9_-]{43}$/;
 
 /** An authenticated caller. */
 export interface OddsPrincipal {
@@ -30,97 +24,47 @@ export interface OddsPrincipal {
   rateLimitPerMinute: number;
 }
 
-/** A key as the operator API shows it (never the key itself). Times ISO 8601. */
-export interface KeyRecord {
-  id: number;
+/** The odds-specific fields of a key in operator records. */
+export interface KeyAttributes {
   plan: Plan;
-  hint: string;
-  label: string | null;
   lookbackDays: number;
   rateLimitPerMinute: number;
-  createdAt: string;
-  revokedAt: string | null;
 }
 
-type Lookup = OddsPrincipal | 'invalid';
+/**
+ * The `X-Odds-Key` keys, on the platform credential kit: SHA-256 at rest, shown once, lookups cached per instance,
+ * revocations effective on every instance at once (and closing the key's open streams).
+ */
+export function createKeyStore(ctx: ServiceContext) {
+  const attributes = (row: typeof apiKeys.$inferSelect): KeyAttributes => ({
+    plan: row.plan,
+    lookbackDays: PLANS[row.plan].lookbackDays,
+    rateLimitPerMinute: row.rateLimitPerMinute ?? PLANS[row.plan].requestsPerMinute,
+  });
+  return ctx.credentialStore<typeof apiKeys, OddsPrincipal, KeyAttributes>({
+    table: apiKeys,
+    prefixes: [KEY_PREFIX],
+    principal: (row) => ({ keyId: row.id, ...attributes(row) }),
+    attributes,
+  });
+}
+
+/** The key store of the odds service. */
+export type KeyStore = ReturnType<typeof createKeyStore>;
 
 /**
- * Issues, revokes and authenticates `X-Odds-Key` keys. Stored as SHA-256 hashes; lookups cached per instance
- * ({@link KeyCache}); a revocation reaches every instance through NOTIFY `odds_api_key_revoked`.
+ * Issues a key on `plan`; the plaintext `key` is in the answer once.
+ * @param rateLimitPerMinute overrides the plan's requests per minute (operators, benchmarks).
  */
-export class OddsKeyService {
-  private readonly cache: KeyCache<Lookup>;
-
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-  ) {
-    this.cache = new KeyCache<Lookup>('odds_api_key_revoked', clock);
-  }
-
-  /** Subscribes to revocations made on other instances; returns the unsubscribe function. */
-  listenForRevocations(notifier: Notifier): Promise<() => Promise<void>> {
-    return this.cache.listen(notifier);
-  }
-
-  /**
-   * Issues a key on `plan`; the plaintext `key` is returned this once.
-   * @param rateLimitPerMinute overrides the plan's requests per minute (operators, benchmarks).
-   */
-  async issue(
-    input: { plan: Plan; label?: string | null; rateLimitPerMinute?: number | null },
-    executor: Executor = this.db,
-  ): Promise<KeyRecord & { key: string }> {
-    const issued = issueApiKey(KEY_PREFIX);
-    const [row] = await executor
-      .insert(apiKeys)
-      .values({
-        keyHash: issued.hash,
-        hint: issued.hint,
-        label: input.label ?? null,
-        plan: input.plan,
-        rateLimitPerMinute: input.rateLimitPerMinute ?? null,
-        createdAt: this.clock.now(),
-      })
-      .returning();
-    return { ...toRecord(row!), key: issued.plaintext };
-  }
-
-  /** Revokes key `id` on every instance. @throws ApiError 404 when there is no such key. */
-  async revoke(id: number): Promise<KeyRecord> {
-    const revoked = await revokeApiKey(this.db, apiKeys, id, { now: this.clock.now(), cache: this.cache });
-    if (!revoked) throw notFound(`No API key with id ${id}.`);
-    return toRecord(revoked.row);
-  }
-
-  /** Every key, newest first. */
-  async list(): Promise<KeyRecord[]> {
-    const rows = await this.db.select().from(apiKeys).orderBy(desc(apiKeys.id));
-    return rows.map(toRecord);
-  }
-
-  /**
-   * Resolves the caller from the `X-Odds-Key` header value.
-   * @throws ApiError 401 `unauthorized` when missing, malformed, unknown or revoked.
-   */
-  async authenticate(presented: string | undefined): Promise<OddsPrincipal> {
-    if (!presented) throw keyMissing();
-    if (!KEY_PATTERN.test(presented)) throw keyInvalid();
-    const found = await this.cache.get(hashApiKey(presented), (hash) => this.lookup(hash));
-    if (found === 'invalid') throw keyInvalid();
-    return found;
-  }
-
-  private async lookup(hash: string): Promise<Lookup> {
-    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).limit(1);
-    if (!row || row.revokedAt) return 'invalid';
-    return {
-      keyId: row.id,
-      plan: row.plan,
-      lookbackDays: PLANS[row.plan].lookbackDays,
-      rateLimitPerMinute: row.rateLimitPerMinute ?? PLANS[row.plan].requestsPerMinute,
-    };
-  }
+export function issueKey(
+  keys: KeyStore,
+  executor: Executor,
+  input: { plan: Plan; label?: string | null; rateLimitPerMinute?: number | null },
+) {
+  return keys.issue(executor, {
+    label: input.label,
+    values: { plan: input.plan, rateLimitPerMinute: input.rateLimitPerMinute ?? null },
+  });
 }
 
 /**
@@ -138,17 +82,4 @@ export function assertWithinLookback(principal: OddsPrincipal, instant: Date, no
       new Date(earliest).toISOString().slice(0, 10),
     );
   }
-}
-
-function toRecord(row: typeof apiKeys.$inferSelect): KeyRecord {
-  return {
-    id: row.id,
-    plan: row.plan,
-    hint: row.hint,
-    label: row.label,
-    lookbackDays: PLANS[row.plan].lookbackDays,
-    rateLimitPerMinute: row.rateLimitPerMinute ?? PLANS[row.plan].requestsPerMinute,
-    createdAt: row.createdAt.toISOString(),
-    revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
-  };
 }

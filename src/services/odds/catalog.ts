@@ -5,9 +5,9 @@ import { ApiError } from '../../platform/errors.ts';
 import { type ChangeRecord, changeFromRow } from './change-feed.ts';
 import { notFound, OddsErrorName } from './odds-errors.ts';
 
-/** How long a delta cursor stays usable (NOTES.md: a cursor older than 30 minutes is a 400). */
+/** How long a delta cursor stays usable (the anchor's: a cursor older than 30 minutes is a 400). */
 export const DELTA_WINDOW_MS = 30 * 60_000;
-/** Default and largest `limit` of the delta feed (NOTES.md: `limit` <= 5000). */
+/** Default and largest `limit` of the delta feed (the anchor's: `limit` <= 5000). */
 export const DELTA_DEFAULT_LIMIT = 1000;
 export const DELTA_MAX_LIMIT = 5000;
 
@@ -33,7 +33,7 @@ export interface PlayerRecord {
   jersey_number: string;
 }
 
-/** Filters of the delta feed (NOTES.md delta anchor). */
+/** Filters of the delta feed (the anchor's delta endpoint). */
 export interface DeltaQuery {
   lastId: number;
   sportId?: number;

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/database.ts';
 import type { AppLogger } from '../../platform/logger.ts';
-import { type ChangeFeed, lockChangeLog } from './change-feed.ts';
+import { lockChangeLog, type OddsChangeFeed } from './change-feed.ts';
 import { writeEvents } from './odds-writer.ts';
 import {
   eventIds,
@@ -37,7 +37,7 @@ export class FeedSimulator {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly feed: ChangeFeed,
+    private readonly feed: OddsChangeFeed,
     private readonly logger: AppLogger,
     readonly seed: string,
   ) {}

@@ -1,17 +1,16 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
-import { OddsKeyService } from './api-keys.ts';
+import { createKeyStore, issueKey } from './api-keys.ts';
 import { OddsCatalog } from './catalog.ts';
-import { ChangeFeed } from './change-feed.ts';
+import { createChangeFeed } from './change-feed.ts';
 import { FeedSimulator } from './feed-simulator.ts';
 import { IngestService } from './ingest.ts';
 import { readOddsConfig } from './odds-config.ts';
 import { formatOddsError } from './odds-errors.ts';
+import { simulatorTickTask, upstreamSyncTask } from './odds-jobs.ts';
 import { OddsReader } from './odds-reader.ts';
-import { registerOddsRoutes } from './odds-routes.ts';
-import { registerOpsRoutes } from './ops-routes.ts';
+import { registerOddsRoutes, registerOpsRoutes } from './routes/index.ts';
 import { seedReferenceData } from './seed-data.ts';
-import { registerStreamRoute } from './stream-route.ts';
 import { UpstreamSync } from './upstream.ts';
 
 /**
@@ -53,8 +52,8 @@ export const oddsService: ServiceDefinition = {
   },
   setup(ctx) {
     const config = readOddsConfig(ctx.config.env);
-    const keys = new OddsKeyService(ctx.db, ctx.clock);
-    const feed = new ChangeFeed(ctx.db, ctx.logger);
+    const keys = createKeyStore(ctx);
+    const feed = createChangeFeed(ctx.db, ctx.logger);
     const reader = new OddsReader(ctx.db, feed);
     const catalog = new OddsCatalog(ctx.db, ctx.clock);
     const ingest = new IngestService(ctx.db, ctx.clock, feed);
@@ -64,6 +63,7 @@ export const oddsService: ServiceDefinition = {
     const upstream = config.upstream
       ? new UpstreamSync(ctx.outbound, ingest, ctx.clock, config.upstream)
       : undefined;
+    const jobDeps = { simulator, upstream, logger: ctx.logger };
     const stops: (() => Promise<void>)[] = [];
     let timer: NodeJS.Timeout | undefined;
     let feedStarted = false;
@@ -75,30 +75,26 @@ export const oddsService: ServiceDefinition = {
 
     return {
       async routes(app) {
-        stops.push(await keys.listenForRevocations(ctx.notifier));
         await startFeed();
-        await registerOddsRoutes(app, { keys, reader, catalog, feed, clock: ctx.clock });
-        await registerStreamRoute(app, { keys, feed, heartbeatMs: config.heartbeatSeconds * 1000 });
-        await registerOpsRoutes(app, { ingest, keys, simulator, upstream });
+        await registerOddsRoutes(app, {
+          keys,
+          reader,
+          catalog,
+          feed,
+          clock: ctx.clock,
+          heartbeatMs: config.heartbeatSeconds * 1000,
+        });
+        await registerOpsRoutes(app, { ingest, keys, simulator, upstream, db: ctx.db });
       },
-      tasks: {
-        'simulator-tick': async () => {
-          if (simulator) await simulator.tick();
-        },
-        'upstream-sync': async () => {
-          if (!upstream) return;
-          const result = await upstream.sync();
-          if (result.changes > 0) ctx.logger.info(result, 'upstream sync');
-        },
-      },
+      tasks: [simulatorTickTask.with(jobDeps), upstreamSyncTask.with(jobDeps)],
       cron: [
-        ...(simulator ? [{ task: 'simulator-tick', pattern: '* * * * *' }] : []),
-        ...(upstream ? [{ task: 'upstream-sync', pattern: '* * * * *' }] : []),
+        ...(simulator ? [{ task: simulatorTickTask, pattern: '* * * * *' }] : []),
+        ...(upstream ? [{ task: upstreamSyncTask, pattern: '* * * * *' }] : []),
       ],
       async seed(tx) {
         await seedReferenceData(tx);
-        const key = await keys.issue({ plan: 'pro', label: 'demo key (first start)' }, tx);
-        return { apiKey: key.key, apiKeyHeader: 'X-Odds-Key', plan: key.plan };
+        const key = await issueKey(keys, tx, { plan: 'pro', label: 'demo key (first start)' });
+        return { apiKey: key.key, apiKeyHeader: 'X-Odds-Key', plan: key.record.plan };
       },
       async startBackground() {
         if (!simulator) return;

@@ -1,4 +1,11 @@
-import { ApiError, type FieldIssue, invalidRequest, type ValidationError } from '../../platform/errors.ts';
+import {
+  ApiError,
+  type FieldIssue,
+  invalidRequest,
+  isPlatformErrorCode,
+  type PlatformCodeMap,
+  type ValidationError,
+} from '../../platform/errors.ts';
 
 /**
  * Errors of the sports-odds service (spec F; anchor TheRundown: `{"error": "...", "message": "..."}`). `error` is a
@@ -27,10 +34,20 @@ export const OddsErrorName = {
   internal: 'internal_error',
 } as const;
 
-const PLATFORM_CODES: Record<string, string> = {
+const PLATFORM_CODES: PlatformCodeMap<string> = {
   validation_failed: OddsErrorName.validation,
+  bad_request: 'bad_request',
+  invalid_pagination: OddsErrorName.validation,
   operator_unauthenticated: OddsErrorName.unauthorized,
+  not_found: OddsErrorName.notFound,
+  idempotency_key_reused: 'idempotency_key_reused',
+  idempotency_key_in_use: 'idempotency_key_in_use',
+  payload_too_large: 'payload_too_large',
+  uri_too_long: 'uri_too_long',
+  unsupported_media_type: 'unsupported_media_type',
+  rate_limited: OddsErrorName.rateLimited,
   internal: OddsErrorName.internal,
+  service_unavailable: 'service_unavailable',
 };
 
 /** 401: no `X-Odds-Key` header. */
@@ -79,5 +96,10 @@ export function invalidFields(issues: FieldIssue[]): ValidationError {
 
 /** Renders any ApiError as `{error, message}` (platform codes mapped to this service's names). */
 export function formatOddsError(error: ApiError, _request?: unknown): { body: unknown } {
-  return { body: { error: PLATFORM_CODES[error.code] ?? error.code, message: error.message } };
+  return {
+    body: {
+      error: isPlatformErrorCode(error.code) ? PLATFORM_CODES[error.code] : error.code,
+      message: error.message,
+    },
+  };
 }

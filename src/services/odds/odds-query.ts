@@ -1,3 +1,4 @@
+import { isCalendarDate } from '../../platform/schemas.ts';
 import { invalid } from './odds-errors.ts';
 import {
   EVENT_STATUSES,
@@ -133,11 +134,9 @@ export function defaultMarketIds(sportId: number): number[] {
  * @throws ApiError 400 when `date` is not a real calendar date.
  */
 export function dayWindow(date: string, offsetMinutes: number): { start: Date; end: Date } {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : Number.NaN;
-  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date)
-    throw invalid('params', 'date', 'must be a calendar date YYYY-MM-DD');
-  const start = ms + offsetMinutes * 60_000;
+  if (!isCalendarDate(date)) throw invalid('params', 'date', 'must be a calendar date YYYY-MM-DD');
+  // Parsed as an ISO date-only string (UTC midnight): Date.UTC would read years 0-99 as 1900-1999.
+  const start = Date.parse(date) + offsetMinutes * 60_000;
   return { start: new Date(start), end: new Date(start + 86_400_000) };
 }
 

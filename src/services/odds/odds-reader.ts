@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/database.ts';
-import type { ChangeFeed } from './change-feed.ts';
+import type { OddsChangeFeed } from './change-feed.ts';
 import { defaultMarketIds, type EventQuery, statusSelected } from './odds-query.ts';
 import { MARKETS } from './reference-data.ts';
 
@@ -81,7 +81,7 @@ const isoText = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY
 export class OddsReader {
   constructor(
     private readonly db: Db,
-    private readonly feed: ChangeFeed,
+    private readonly feed: OddsChangeFeed,
   ) {}
 
   /** Events of sport `sportId` starting in `[start, end)`, filtered by status, with their markets. */
@@ -145,54 +145,66 @@ export class OddsReader {
     for (const e of events) bySport.set(e.sport_id, [...(bySport.get(e.sport_id) ?? []), e]);
     const byId = new Map(events.map((e) => [e.event_id, e]));
     for (const [sportId, list] of bySport) {
-      const marketIds = q.marketIds ?? defaultMarketIds(sportId);
-      const conditions: SQL[] = [
-        sql`l.event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(list.map((e) => e.event_id))}::jsonb)))`,
-        sql`em.market_id = any(${intArray(marketIds)}::int[])`,
-      ];
-      if (q.affiliateIds) conditions.push(sql`p.sportsbook_id = any(${intArray(q.affiliateIds)}::int[])`);
-      if (q.participantIds)
-        conditions.push(sql`l.participant_id = any(${intArray(q.participantIds)}::int[])`);
-      if (q.participantType) conditions.push(sql`l.participant_type = ${q.participantType}`);
-      if (q.hideClosed) conditions.push(sql`p.closed_at is null`);
-      const where = sql.join(conditions, sql` and `);
-      let result: { rows: unknown[] };
-      if (source.kind === 'current') {
-        if (q.mainLine) conditions.push(sql`p.is_main_line`);
-        result = await this.db.execute(sql`
-          select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
-            l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, p.price,
-            p.is_main_line, ${isoText(sql`p.updated_at`)} as updated_at, ${isoText(sql`p.closed_at`)} as closed_at
-          from odds.prices p
-          join odds.lines l on l.id = p.line_id
-          join odds.event_markets em on em.id = l.event_market_id
-          where ${sql.join(conditions, sql` and `)}`);
-      } else {
-        const first = source.kind === 'openers';
-        const cutoff =
-          source.kind === 'closing' ? sql`and c.recorded_at <= ${source.cutoff.toISOString()}` : sql``;
-        const order = first ? sql`c.recorded_at asc, c.id asc` : sql`c.recorded_at desc, c.id desc`;
-        const main = q.mainLine ? sql`and s.is_main_line` : sql``;
-        result = await this.db.execute(sql`
-          with s as (
-            select distinct on (c.price_id) c.price_id, c.price, c.is_main_line, c.recorded_at
-            from odds.changes c
-            where c.kind = 'price' and c.change_type <> 'closed'
-              and c.event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(list.map((e) => e.event_id))}::jsonb)))
-              ${cutoff}
-            order by c.price_id, ${order})
-          select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
-            l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, s.price,
-            s.is_main_line, ${isoText(sql`s.recorded_at`)} as updated_at, null as closed_at
-          from s
-          join odds.prices p on p.id = s.price_id
-          join odds.lines l on l.id = p.line_id
-          join odds.event_markets em on em.id = l.event_market_id
-          where ${where} ${main}`);
-      }
-      assembleMarkets(result.rows as Record<string, unknown>[], byId);
+      assembleMarkets(await this.priceRows(sportId, list, q, source), byId);
     }
     return q.hideNoMarkets ? events.filter((e) => e.markets.length > 0) : events;
+  }
+
+  /**
+   * The price rows of `events` (one sport) that `q` selects, from `source`: current prices, or the openers or
+   * closing snapshot read from the change log.
+   */
+  private async priceRows(
+    sportId: number,
+    list: EventRecord[],
+    q: EventQuery,
+    source: PriceSource,
+  ): Promise<Record<string, unknown>[]> {
+    const marketIds = q.marketIds ?? defaultMarketIds(sportId);
+    const conditions: SQL[] = [
+      sql`l.event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(list.map((e) => e.event_id))}::jsonb)))`,
+      sql`em.market_id = any(${intArray(marketIds)}::int[])`,
+    ];
+    if (q.affiliateIds) conditions.push(sql`p.sportsbook_id = any(${intArray(q.affiliateIds)}::int[])`);
+    if (q.participantIds) conditions.push(sql`l.participant_id = any(${intArray(q.participantIds)}::int[])`);
+    if (q.participantType) conditions.push(sql`l.participant_type = ${q.participantType}`);
+    if (q.hideClosed) conditions.push(sql`p.closed_at is null`);
+    const where = sql.join(conditions, sql` and `);
+    let result: { rows: unknown[] };
+    if (source.kind === 'current') {
+      if (q.mainLine) conditions.push(sql`p.is_main_line`);
+      result = await this.db.execute(sql`
+        select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
+          l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, p.price,
+          p.is_main_line, ${isoText(sql`p.updated_at`)} as updated_at, ${isoText(sql`p.closed_at`)} as closed_at
+        from odds.prices p
+        join odds.lines l on l.id = p.line_id
+        join odds.event_markets em on em.id = l.event_market_id
+        where ${sql.join(conditions, sql` and `)}`);
+    } else {
+      const first = source.kind === 'openers';
+      const cutoff =
+        source.kind === 'closing' ? sql`and c.recorded_at <= ${source.cutoff.toISOString()}` : sql``;
+      const order = first ? sql`c.recorded_at asc, c.id asc` : sql`c.recorded_at desc, c.id desc`;
+      const main = q.mainLine ? sql`and s.is_main_line` : sql``;
+      result = await this.db.execute(sql`
+        with s as (
+          select distinct on (c.price_id) c.price_id, c.price, c.is_main_line, c.recorded_at
+          from odds.changes c
+          where c.kind = 'price' and c.change_type <> 'closed'
+            and c.event_id = any(array(select jsonb_array_elements_text(${JSON.stringify(list.map((e) => e.event_id))}::jsonb)))
+            ${cutoff}
+          order by c.price_id, ${order})
+        select l.event_id, em.id as em_id, em.market_id, em.period_id, l.id as line_id, l.participant_id,
+          l.participant_type, l.participant_name, l.value, p.id as price_id, p.sportsbook_id, s.price,
+          s.is_main_line, ${isoText(sql`s.recorded_at`)} as updated_at, null as closed_at
+        from s
+        join odds.prices p on p.id = s.price_id
+        join odds.lines l on l.id = p.line_id
+        join odds.event_markets em on em.id = l.event_market_id
+        where ${where} ${main}`);
+    }
+    return result.rows as Record<string, unknown>[];
   }
 }
 

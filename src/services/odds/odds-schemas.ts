@@ -1,5 +1,4 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { PLAN_NAMES } from './api-keys.ts';
 import { DELTA_DEFAULT_LIMIT, DELTA_MAX_LIMIT } from './catalog.ts';
 import { MAX_OFFSET_MINUTES } from './odds-query.ts';
 
@@ -243,26 +242,6 @@ export const StreamQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const KeyRecordSchema = Type.Object({
-  id: Type.Integer(),
-  plan: Type.String(),
-  hint: Type.String(),
-  label: Type.Union([Type.String(), Type.Null()]),
-  lookbackDays: Type.Integer(),
-  rateLimitPerMinute: Type.Integer(),
-  createdAt: Type.String(),
-  revokedAt: Type.Union([Type.String(), Type.Null()]),
-});
-export const IssuedKeySchema = Type.Object({ ...KeyRecordSchema.properties, key: Type.String() });
-export const IssueKeyBody = Type.Object(
-  {
-    plan: Type.Union(PLAN_NAMES.map((p) => Type.Literal(p))),
-    label: Type.Optional(Type.String({ maxLength: 200 })),
-    rateLimitPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  },
-  { additionalProperties: false },
-);
-
 const IngestPriceSchema = Type.Object({
   id: Type.Optional(Type.Integer()),
   price: Type.Integer(),
@@ -331,4 +310,41 @@ export const IngestResponse = Type.Object({
   changes: Type.Integer(),
   delta_last_id: Type.Integer(),
 });
-export const TickResponse = IngestResponse;
+
+/** `GET /api/v2/teams/{teamID}`. */
+export const TeamResponse = Type.Object({ team: TeamRecordSchema });
+/** `GET /api/v2/teams/{teamID}/players`. */
+export const PlayersResponse = Type.Object({ players: Type.Array(PlayerRecordSchema) });
+/** `GET /api/v2/players/{playerID}`. */
+export const PlayerResponse = Type.Object({ player: PlayerRecordSchema });
+/** `GET /api/v2/sports/{sportID}/teams`. */
+export const TeamsResponse = Type.Object({ teams: Type.Array(TeamRecordSchema) });
+/** `GET /api/v2/sports`. */
+export const SportsResponse = Type.Object({
+  sports: Type.Array(
+    Type.Object({
+      sport_id: Type.Integer(),
+      sport_name: Type.String(),
+      abbreviation: Type.String(),
+    }),
+  ),
+});
+/** `GET /api/v2/affiliates`. */
+export const AffiliatesResponse = Type.Object({
+  affiliates: Type.Array(
+    Type.Object({
+      affiliate_id: Type.Integer(),
+      affiliate_name: Type.String(),
+      affiliate_url: Type.String(),
+    }),
+  ),
+});
+/** `GET /api/v2/markets`. */
+export const MarketsResponse = Type.Object({
+  markets: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), description: Type.String() })),
+});
+/** `GET /api/v2/lines/{lineID}/history`. */
+export const LineHistoryResponse = Type.Object({
+  meta: Type.Object({ line_id: Type.Integer(), event_id: Type.String() }),
+  history: Type.Array(ChangeSchema),
+});

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/database.ts';
-import { ChangeFeed, lockChangeLog } from './change-feed.ts';
+import { lockChangeLog, notifyChanges } from './change-feed.ts';
 import type { EventStatus, ParticipantType } from './reference-data.ts';
 
 /**
@@ -92,7 +92,7 @@ export interface WriteResult {
   /**
    * True when anything an answer shows changed: a change-log row, or a field without one (game clock, status
    * detail, venue, schedule, a participant's name). The commit notification is sent then, so every instance drops
-   * its cached answers; call {@link ChangeFeed.committed} after the commit.
+   * its cached answers; call `OddsChangeFeed.committed` after the commit.
    */
   touched: boolean;
 }
@@ -133,7 +133,7 @@ const CHANGE_INSERT_CHUNK = 5000;
  * log (spec F: "the full price history (every change with its time)"): a new price is `opened`, a new value
  * `changed`, going off the board `closed`, coming back `reopened`; a status change of the event `status`, a score
  * change `score`. Holds the change-log lock, and sends the commit notification; call
- * {@link ChangeFeed.committed} with `lastId` after the commit.
+ * `OddsChangeFeed.committed` with `lastId` after the commit.
  *
  * Times: each change row carries `recorded_at`, the time of the change itself (what openers, closing and market
  * history read), and `logged_at`, the write time `now` (what the delta feed's 30-minute window reads). A price's
@@ -147,20 +147,74 @@ const CHANGE_INSERT_CHUNK = 5000;
  */
 export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Date): Promise<WriteResult> {
   await lockChangeLog(tx);
-  const changes: Record<string, unknown>[] = [];
-  const ts = now.toISOString();
-  const nowMs = now.getTime();
-  /** A change time: `t`, not before `floor` (the price's previous change) and not after the write time. */
-  const clamp = (t: number, floor: number) => Math.min(nowMs, Math.max(t, floor));
+  const session = new WriteSession(tx, now);
+  for (const update of updates) await session.writeEvent(update);
+  const lastId = await session.appendChanges();
+  if (session.touched) await notifyChanges(tx, lastId);
+  return { events: updates.length, changes: session.changeCount, lastId, touched: session.touched };
+}
+
+type ChangeType = 'opened' | 'changed' | 'closed' | 'reopened';
+
+/** The ids of an event's markets and lines, read back after they are written. */
+interface EventIds {
+  /** `marketId:periodId` -> event market row id. */
+  marketIdOf: Map<string, number>;
+  /** Event market row id -> its market and period. */
+  marketOfId: Map<number, { marketId: number; periodId: number }>;
+  /** `emId:participantType:participantId:value` -> line row id. */
+  lineIdOf: Map<string, number>;
+}
+
+/**
+ * One {@link writeEvents} call: the change rows it collects (written at the end, in recorded-time order) and whether
+ * anything an answer shows changed.
+ */
+class WriteSession {
+  touched = false;
+  private readonly changes: Record<string, unknown>[] = [];
   /** Change rows of prices not yet inserted get their `price_id` after the insert. */
-  const pending: { row: Record<string, unknown>; state: PriceState }[] = [];
-  let touched = false;
-  for (const { event, markets, history } of updates) {
-    const before = await tx.execute(
+  private readonly pending: { row: Record<string, unknown>; state: PriceState }[] = [];
+  private readonly ts: string;
+  private readonly nowMs: number;
+
+  constructor(
+    private readonly tx: Executor,
+    now: Date,
+  ) {
+    this.ts = now.toISOString();
+    this.nowMs = now.getTime();
+  }
+
+  get changeCount(): number {
+    return this.changes.length;
+  }
+
+  /** A change time: `t`, not before `floor` (the price's previous change) and not after the write time. */
+  private clamp(t: number, floor: number): number {
+    return Math.min(this.nowMs, Math.max(t, floor));
+  }
+
+  /** Writes one event, then replays its snapshots (history, oldest first, then `markets` at the write time). */
+  async writeEvent({ event, markets, history }: EventUpdate): Promise<void> {
+    await this.upsertEvent(event);
+    const steps: MarketSnapshot[] = [...(history ?? []), { at: new Date(this.nowMs), markets }].filter(
+      (s) => s.markets.length > 0,
+    );
+    if (steps.length === 0) return;
+    const ids = await this.writeMarketsAndLines(event.eventId, steps);
+    const states = await this.readPrices(event.eventId, ids);
+    for (const step of steps) this.replay(event, step, ids, states);
+    await this.savePrices(event.eventId, states);
+  }
+
+  /** Inserts or updates the event row and records a `status` or `score` change. */
+  private async upsertEvent(event: EventInput): Promise<void> {
+    const before = await this.tx.execute(
       sql`select status, score_away, score_home from odds.events where event_id = ${event.eventId} for update`,
     );
     const prev = before.rows[0] as { status: string; score_away: number; score_home: number } | undefined;
-    const written = await tx.execute(sql`
+    const written = await this.tx.execute(sql`
       insert into odds.events (event_id, event_uuid, sport_id, event_date, rotation_number_away, rotation_number_home,
         away_team_id, home_team_id, season_type, season_year, event_name, league_name, game_number, game_type, status,
         status_detail, score_away, score_home, score_away_by_period, score_home_by_period, winner_away, winner_home,
@@ -172,7 +226,7 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         ${JSON.stringify(event.scoreAwayByPeriod)}::jsonb, ${JSON.stringify(event.scoreHomeByPeriod)}::jsonb,
         ${event.winnerAway}, ${event.winnerHome}, ${event.venueName}, ${event.venueLocation}, ${event.gameClock},
         ${event.displayClock}, ${event.gamePeriod}, ${event.broadcast},
-        ${event.simulation === undefined ? null : JSON.stringify(event.simulation)}::jsonb, ${ts})
+        ${event.simulation === undefined ? null : JSON.stringify(event.simulation)}::jsonb, ${this.ts})
       on conflict (event_id) do update set event_uuid = excluded.event_uuid, sport_id = excluded.sport_id,
         event_date = excluded.event_date, rotation_number_away = excluded.rotation_number_away,
         rotation_number_home = excluded.rotation_number_home, away_team_id = excluded.away_team_id,
@@ -193,51 +247,47 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         or (excluded.simulation is not null and excluded.simulation is distinct from odds.events.simulation)
       returning event_id`);
     // A row comes back when the event was inserted or a field of it changed (a no-op update returns nothing).
-    if (written.rows.length > 0) touched = true;
+    if (written.rows.length > 0) this.touched = true;
     const statusChanged = !prev || prev.status !== event.status;
     const scoreChanged =
       !!prev && (prev.score_away !== event.scoreAway || prev.score_home !== event.scoreHome);
-    if (statusChanged || scoreChanged) {
-      changes.push({
-        kind: 'event',
-        change_type: statusChanged ? 'status' : 'score',
-        event_id: event.eventId,
-        sport_id: event.sportId,
-        event_status: event.status,
-        score_away: event.scoreAway,
-        score_home: event.scoreHome,
-        recorded_at: ts,
-      });
-    }
-    const steps: MarketSnapshot[] = [...(history ?? []), { at: now, markets }].filter(
-      (s) => s.markets.length > 0,
-    );
-    if (steps.length === 0) continue;
+    if (!statusChanged && !scoreChanged) return;
+    this.changes.push({
+      kind: 'event',
+      change_type: statusChanged ? 'status' : 'score',
+      event_id: event.eventId,
+      sport_id: event.sportId,
+      event_status: event.status,
+      score_away: event.scoreAway,
+      score_home: event.scoreHome,
+      recorded_at: this.ts,
+    });
+  }
 
-    // Markets and lines of every snapshot: insert the missing ones, then read back every id of the event.
+  /** Markets and lines of every snapshot: inserts the missing ones, then reads back every id of the event. */
+  private async writeMarketsAndLines(eventId: string, steps: MarketSnapshot[]): Promise<EventIds> {
     const marketKeys = new Map<string, { market_id: number; period_id: number }>();
     for (const s of steps)
       for (const m of s.markets)
         marketKeys.set(`${m.marketId}:${m.periodId}`, { market_id: m.marketId, period_id: m.periodId });
-    await tx.execute(sql`
+    await this.tx.execute(sql`
       insert into odds.event_markets (event_id, market_id, period_id)
-      select ${event.eventId}, m.market_id, m.period_id
+      select ${eventId}, m.market_id, m.period_id
       from jsonb_to_recordset(${JSON.stringify([...marketKeys.values()])}::jsonb) as m(market_id int, period_id int)
       on conflict do nothing`);
-    const marketRows = await tx.execute(
-      sql`select id, market_id, period_id from odds.event_markets where event_id = ${event.eventId}`,
+    const marketRows = await this.tx.execute(
+      sql`select id, market_id, period_id from odds.event_markets where event_id = ${eventId}`,
     );
-    const marketIdOf = new Map<string, number>();
-    const marketOfId = new Map<number, { marketId: number; periodId: number }>();
+    const ids: EventIds = { marketIdOf: new Map(), marketOfId: new Map(), lineIdOf: new Map() };
     for (const r of marketRows.rows as { id: string; market_id: number; period_id: number }[]) {
-      marketIdOf.set(`${r.market_id}:${r.period_id}`, Number(r.id));
-      marketOfId.set(Number(r.id), { marketId: r.market_id, periodId: r.period_id });
+      ids.marketIdOf.set(`${r.market_id}:${r.period_id}`, Number(r.id));
+      ids.marketOfId.set(Number(r.id), { marketId: r.market_id, periodId: r.period_id });
     }
     // One row per line key (a line may appear in several snapshots; the latest name wins).
     const lineRows = new Map<string, Record<string, unknown>>();
     for (const s of steps)
       for (const m of s.markets) {
-        const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
+        const emId = ids.marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
         for (const p of m.participants)
           for (const l of p.lines)
             lineRows.set(`${emId}:${p.type}:${p.id}:${l.value}`, {
@@ -248,30 +298,36 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
               value: l.value,
             });
       }
-    const linesWritten = await tx.execute(sql`
+    const linesWritten = await this.tx.execute(sql`
       insert into odds.lines (event_market_id, event_id, participant_id, participant_type, participant_name, value)
-      select l.em, ${event.eventId}, l.pid, l.ptype, l.pname, l.value
+      select l.em, ${eventId}, l.pid, l.ptype, l.pname, l.value
       from jsonb_to_recordset(${JSON.stringify([...lineRows.values()])}::jsonb)
         as l(em bigint, pid int, ptype text, pname text, value text)
       on conflict (event_market_id, participant_type, participant_id, value)
       do update set participant_name = excluded.participant_name
       where odds.lines.participant_name <> excluded.participant_name
       returning id`);
-    if (linesWritten.rows.length > 0) touched = true;
-    const existing = await tx.execute(sql`
+    if (linesWritten.rows.length > 0) this.touched = true;
+    return ids;
+  }
+
+  /** The stored prices of the event by `lineId:sportsbook`; fills `ids.lineIdOf` with every line of the event. */
+  private async readPrices(eventId: string, ids: EventIds): Promise<Map<string, PriceState>> {
+    const existing = await this.tx.execute(sql`
       select l.id as line_id, l.event_market_id, l.participant_id, l.participant_type, l.value,
         p.id as price_id, p.sportsbook_id, p.price, p.is_main_line,
         (extract(epoch from p.closed_at) * 1000)::float8 as closed_ms,
         (extract(epoch from p.updated_at) * 1000)::float8 as updated_ms
       from odds.lines l left join odds.prices p on p.line_id = l.id
-      where l.event_id = ${event.eventId}`);
-    const lineIdOf = new Map<string, number>();
+      where l.event_id = ${eventId}`);
     const states = new Map<string, PriceState>();
     for (const r of existing.rows as Record<string, unknown>[]) {
-      const lineKey = `${r.event_market_id}:${r.participant_type}:${r.participant_id}:${r.value}`;
-      lineIdOf.set(lineKey, Number(r.line_id));
+      ids.lineIdOf.set(
+        `${r.event_market_id}:${r.participant_type}:${r.participant_id}:${r.value}`,
+        Number(r.line_id),
+      );
       if (r.price_id === null) continue;
-      const market = marketOfId.get(Number(r.event_market_id))!;
+      const market = ids.marketOfId.get(Number(r.event_market_id))!;
       states.set(`${r.line_id}:${r.sportsbook_id}`, {
         key: {
           lineId: Number(r.line_id),
@@ -292,132 +348,151 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         dirty: false,
       });
     }
+    return states;
+  }
 
-    const record = (
-      state: PriceState,
-      changeType: 'opened' | 'changed' | 'closed' | 'reopened',
-      at: number,
-      previousPrice: number | null,
-    ) => {
-      const k = state.key;
-      const row: Record<string, unknown> = {
-        kind: 'price',
-        change_type: changeType,
-        event_id: event.eventId,
-        sport_id: event.sportId,
-        price_id: state.id,
-        line_id: k.lineId,
-        affiliate_id: k.book,
-        market_id: k.marketId,
-        period_id: k.periodId,
-        participant_id: k.participantId,
-        participant_type: k.participantType,
-        line: k.value,
-        price: state.price,
-        previous_price: previousPrice,
-        is_main_line: state.isMainLine,
-        recorded_at: new Date(at).toISOString(),
-      };
-      changes.push(row);
-      if (state.id === null) pending.push({ row, state });
-      state.lastAt = at;
-      state.dirty = true;
-    };
-    const close = (state: PriceState, at: number) => {
-      state.closed = true;
-      state.closedAt = at;
-      record(state, 'closed', at, state.price);
-    };
-
-    for (const step of steps) {
-      const stepMs = step.at.getTime();
-      const named = new Set<number>();
-      const listed = new Set<string>();
-      for (const m of step.markets) {
-        const emId = marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
-        named.add(emId);
-        for (const p of m.participants) {
-          for (const l of p.lines) {
-            const lineId = lineIdOf.get(`${emId}:${p.type}:${p.id}:${l.value}`)!;
-            for (const [book, input] of Object.entries(l.prices)) {
-              const stateKey = `${lineId}:${book}`;
-              listed.add(stateKey);
-              const closed = input.closed === true;
-              // Lines without a value (moneyline-style) have no alternates: always the main line.
-              const isMainLine = l.value === '' ? true : input.isMainLine;
-              let state = states.get(stateKey);
-              const valueAt = clamp(input.at?.getTime() ?? stepMs, state?.lastAt ?? Number.NEGATIVE_INFINITY);
-              const closeAt = (from: number) => clamp(input.closedAt?.getTime() ?? stepMs, from);
-              if (!state) {
-                state = {
-                  key: {
-                    lineId,
-                    emId,
-                    marketId: m.marketId,
-                    periodId: m.periodId,
-                    participantId: p.id,
-                    participantType: p.type,
-                    value: l.value,
-                    book: Number(book),
-                  },
-                  id: null,
-                  price: input.price,
-                  isMainLine,
-                  closed: false,
-                  lastAt: valueAt,
-                  closedAt: null,
-                  dirty: true,
-                };
-                states.set(stateKey, state);
-                record(state, 'opened', valueAt, null);
-                if (closed) close(state, closeAt(valueAt));
-                continue;
-              }
-              const moved = state.price !== input.price || state.isMainLine !== isMainLine;
-              if (!moved && state.closed === closed) continue;
-              const previous = state.price;
-              state.price = input.price;
-              state.isMainLine = isMainLine;
-              if (closed && !state.closed) {
-                if (moved) record(state, 'changed', valueAt, previous);
-                close(state, closeAt(state.lastAt));
-              } else if (!closed && state.closed) {
-                state.closed = false;
-                state.closedAt = null;
-                record(state, 'reopened', valueAt, previous);
-              } else {
-                record(state, 'changed', valueAt, previous);
-              }
-            }
+  /**
+   * Applies one snapshot to the price states: each price it lists is opened, changed, closed or reopened; a market
+   * it names is a full snapshot, so prices that market no longer lists go off the board.
+   */
+  private replay(
+    event: EventInput,
+    step: MarketSnapshot,
+    ids: EventIds,
+    states: Map<string, PriceState>,
+  ): void {
+    const stepMs = step.at.getTime();
+    const named = new Set<number>();
+    const listed = new Set<string>();
+    for (const m of step.markets) {
+      const emId = ids.marketIdOf.get(`${m.marketId}:${m.periodId}`)!;
+      named.add(emId);
+      for (const p of m.participants) {
+        for (const l of p.lines) {
+          const lineId = ids.lineIdOf.get(`${emId}:${p.type}:${p.id}:${l.value}`)!;
+          for (const [book, input] of Object.entries(l.prices)) {
+            const stateKey = `${lineId}:${book}`;
+            listed.add(stateKey);
+            const key: PriceKey = {
+              lineId,
+              emId,
+              marketId: m.marketId,
+              periodId: m.periodId,
+              participantId: p.id,
+              participantType: p.type,
+              value: l.value,
+              book: Number(book),
+            };
+            const state = this.applyPrice(event, states.get(stateKey), key, input, stepMs);
+            states.set(stateKey, state);
           }
         }
       }
-      // A market named in a snapshot is a full snapshot: prices it no longer lists go off the board.
-      for (const [stateKey, state] of states)
-        if (!state.closed && named.has(state.key.emId) && !listed.has(stateKey))
-          close(state, clamp(stepMs, state.lastAt));
     }
+    for (const [stateKey, state] of states)
+      if (!state.closed && named.has(state.key.emId) && !listed.has(stateKey))
+        this.close(event, state, this.clamp(stepMs, state.lastAt));
+  }
 
+  /** One listed price against its state (undefined: first seen): records what changed and returns the new state. */
+  private applyPrice(
+    event: EventInput,
+    current: PriceState | undefined,
+    key: PriceKey,
+    input: PriceInput,
+    stepMs: number,
+  ): PriceState {
+    const closed = input.closed === true;
+    // Lines without a value (moneyline-style) have no alternates: always the main line.
+    const isMainLine = key.value === '' ? true : input.isMainLine;
+    const valueAt = this.clamp(input.at?.getTime() ?? stepMs, current?.lastAt ?? Number.NEGATIVE_INFINITY);
+    const closeAt = (from: number) => this.clamp(input.closedAt?.getTime() ?? stepMs, from);
+    if (!current) {
+      const state: PriceState = {
+        key,
+        id: null,
+        price: input.price,
+        isMainLine,
+        closed: false,
+        lastAt: valueAt,
+        closedAt: null,
+        dirty: true,
+      };
+      this.record(event, state, 'opened', valueAt, null);
+      if (closed) this.close(event, state, closeAt(valueAt));
+      return state;
+    }
+    const state = current;
+    const moved = state.price !== input.price || state.isMainLine !== isMainLine;
+    if (!moved && state.closed === closed) return state;
+    const previous = state.price;
+    state.price = input.price;
+    state.isMainLine = isMainLine;
+    if (closed && !state.closed) {
+      if (moved) this.record(event, state, 'changed', valueAt, previous);
+      this.close(event, state, closeAt(state.lastAt));
+    } else if (!closed && state.closed) {
+      state.closed = false;
+      state.closedAt = null;
+      this.record(event, state, 'reopened', valueAt, previous);
+    } else {
+      this.record(event, state, 'changed', valueAt, previous);
+    }
+    return state;
+  }
+
+  private close(event: EventInput, state: PriceState, at: number): void {
+    state.closed = true;
+    state.closedAt = at;
+    this.record(event, state, 'closed', at, state.price);
+  }
+
+  /** Appends a price change row at `at` (ms) and marks the price as to be saved. */
+  private record(
+    event: EventInput,
+    state: PriceState,
+    changeType: ChangeType,
+    at: number,
+    previousPrice: number | null,
+  ): void {
+    const k = state.key;
+    const row: Record<string, unknown> = {
+      kind: 'price',
+      change_type: changeType,
+      event_id: event.eventId,
+      sport_id: event.sportId,
+      price_id: state.id,
+      line_id: k.lineId,
+      affiliate_id: k.book,
+      market_id: k.marketId,
+      period_id: k.periodId,
+      participant_id: k.participantId,
+      participant_type: k.participantType,
+      line: k.value,
+      price: state.price,
+      previous_price: previousPrice,
+      is_main_line: state.isMainLine,
+      recorded_at: new Date(at).toISOString(),
+    };
+    this.changes.push(row);
+    if (state.id === null) this.pending.push({ row, state });
+    state.lastAt = at;
+    state.dirty = true;
+  }
+
+  /** Inserts the new prices (learning their ids) and updates the changed ones. */
+  private async savePrices(eventId: string, states: Map<string, PriceState>): Promise<void> {
     const inserts: PriceState[] = [];
     const updatesRows: Record<string, unknown>[] = [];
-    const priceRow = (s: PriceState) => ({
-      id: s.id,
-      line_id: s.key.lineId,
-      sportsbook_id: s.key.book,
-      price: s.price,
-      is_main_line: s.isMainLine,
-      closed_at: s.closedAt === null ? null : new Date(s.closedAt).toISOString(),
-      updated_at: new Date(s.lastAt).toISOString(),
-    });
     for (const s of states.values()) {
       if (!s.dirty) continue;
       if (s.id === null) inserts.push(s);
       else updatesRows.push(priceRow(s));
     }
     if (inserts.length > 0) {
-      const inserted = await tx.execute(sql`
+      const inserted = await this.tx.execute(sql`
         insert into odds.prices (line_id, event_id, sportsbook_id, price, is_main_line, closed_at, updated_at)
-        select v.line_id, ${event.eventId}, v.sportsbook_id, v.price, v.is_main_line, v.closed_at, v.updated_at
+        select v.line_id, ${eventId}, v.sportsbook_id, v.price, v.is_main_line, v.closed_at, v.updated_at
         from jsonb_to_recordset(${JSON.stringify(inserts.map(priceRow))}::jsonb)
           as v(line_id bigint, sportsbook_id int, price int, is_main_line boolean, closed_at timestamptz,
             updated_at timestamptz)
@@ -428,7 +503,7 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
       for (const s of inserts) s.id = newId.get(`${s.key.lineId}:${s.key.book}`)!;
     }
     if (updatesRows.length > 0) {
-      await tx.execute(sql`
+      await this.tx.execute(sql`
         update odds.prices p set price = v.price, is_main_line = v.is_main_line, closed_at = v.closed_at,
           updated_at = v.updated_at
         from jsonb_to_recordset(${JSON.stringify(updatesRows)}::jsonb)
@@ -436,34 +511,53 @@ export async function writeEvents(tx: Executor, updates: EventUpdate[], now: Dat
         where p.id = v.id`);
     }
   }
-  for (const { row, state } of pending) row.price_id = state.id;
-  // Ids follow the recorded times within a write (stable: equal times keep their order, opened before closed).
-  // Every recorded_at is `toISOString()` text (UTC, fixed width), so text order is time order: no parsing.
-  changes.sort((a, b) => {
-    const x = a.recorded_at as string;
-    const y = b.recorded_at as string;
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
-  let lastId = 0;
-  for (let i = 0; i < changes.length; i += CHANGE_INSERT_CHUNK) {
-    const chunk = changes.slice(i, i + CHANGE_INSERT_CHUNK);
-    const result = await tx.execute(sql`
-      insert into odds.changes (kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id,
-        period_id, participant_id, participant_type, line, price, previous_price, is_main_line, event_status,
-        score_away, score_home, recorded_at, logged_at)
-      select kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id, period_id,
-        participant_id, participant_type, line, price, previous_price, is_main_line, event_status, score_away,
-        score_home, recorded_at, ${ts}::timestamptz
-      from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as c(kind text, change_type text, event_id text,
-        sport_id int, price_id bigint, line_id bigint, affiliate_id int, market_id int, period_id int,
-        participant_id int, participant_type text, line text, price int, previous_price int, is_main_line boolean,
-        event_status text, score_away int, score_home int, recorded_at timestamptz)
-      returning id`);
-    for (const r of result.rows as { id: string }[]) lastId = Math.max(lastId, Number(r.id));
-    touched = true;
+
+  /**
+   * Appends the collected change rows to the change log, ids in recorded-time order (stable: equal times keep their
+   * order, opened before closed), logged at the write time.
+   * @returns the highest id written (0 when none).
+   */
+  async appendChanges(): Promise<number> {
+    for (const { row, state } of this.pending) row.price_id = state.id;
+    // Every recorded_at is `toISOString()` text (UTC, fixed width), so text order is time order: no parsing.
+    this.changes.sort((a, b) => {
+      const x = a.recorded_at as string;
+      const y = b.recorded_at as string;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    let lastId = 0;
+    for (let i = 0; i < this.changes.length; i += CHANGE_INSERT_CHUNK) {
+      const chunk = this.changes.slice(i, i + CHANGE_INSERT_CHUNK);
+      const result = await this.tx.execute(sql`
+        insert into odds.changes (kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id,
+          period_id, participant_id, participant_type, line, price, previous_price, is_main_line, event_status,
+          score_away, score_home, recorded_at, logged_at)
+        select kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id, period_id,
+          participant_id, participant_type, line, price, previous_price, is_main_line, event_status, score_away,
+          score_home, recorded_at, ${this.ts}::timestamptz
+        from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as c(kind text, change_type text, event_id text,
+          sport_id int, price_id bigint, line_id bigint, affiliate_id int, market_id int, period_id int,
+          participant_id int, participant_type text, line text, price int, previous_price int, is_main_line boolean,
+          event_status text, score_away int, score_home int, recorded_at timestamptz)
+        returning id`);
+      for (const r of result.rows as { id: string }[]) lastId = Math.max(lastId, Number(r.id));
+      this.touched = true;
+    }
+    return lastId;
   }
-  if (touched) await ChangeFeed.notify(tx, lastId);
-  return { events: updates.length, changes: changes.length, lastId, touched };
+}
+
+/** A price as its `odds.prices` row (JSON for `jsonb_to_recordset`). */
+function priceRow(s: PriceState) {
+  return {
+    id: s.id,
+    line_id: s.key.lineId,
+    sportsbook_id: s.key.book,
+    price: s.price,
+    is_main_line: s.isMainLine,
+    closed_at: s.closedAt === null ? null : new Date(s.closedAt).toISOString(),
+    updated_at: new Date(s.lastAt).toISOString(),
+  };
 }
 
 /** The event columns an answer shows (any difference in them is a change of the cached answers). */

@@ -1,5 +1,5 @@
 /**
- * Reference data of the sports-odds service (spec F; anchor ids from NOTES.md, TheRundown API v2): sports,
+ * Reference data of the sports-odds service (spec F; ids of the anchor, TheRundown API v2): sports,
  * sportsbooks (affiliates), market definitions, and real teams of the NFL, MLB, NBA, NHL and English Premier League
  * with a few real NBA players, used by the seed and by the feed simulator.
  */

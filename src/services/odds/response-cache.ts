@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { LRUCache } from 'lru-cache';
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
@@ -67,13 +68,14 @@ export interface ResponseCacheLimits {
 /**
  * Computed answers of the events endpoints, kept per instance and valid for one generation of the change feed: any
  * committed change (here or on another instance, through NOTIFY) moves the generation, which drops every entry at
- * once (their memory is freed, not left to age out). Concurrent misses of one key share one computation. Bounded by
- * entries and by bytes; the least recently used answer goes first.
+ * once. An `lru-cache` per generation: bounded by entries and by bytes (`sizeOf`), the least recently used answer
+ * first out; concurrent misses of one key share one computation (`fetch`); a failed computation is not kept. A new
+ * generation starts a new cache instead of clearing the old one, so computations still running for the old one
+ * answer their callers (clearing would abort them) and then go with it.
  */
-export class ResponseCache<T> {
-  private readonly entries = new Map<string, { value: Promise<T>; size: number }>();
+export class ResponseCache<T extends object> {
   private generation = Number.NEGATIVE_INFINITY;
-  private bytes = 0;
+  private cache: LRUCache<string, T, () => Promise<T>>;
   private readonly limits: ResponseCacheLimits;
 
   constructor(
@@ -81,16 +83,27 @@ export class ResponseCache<T> {
     limits: Partial<ResponseCacheLimits> = {},
   ) {
     this.limits = { maxEntries: 500, maxBytes: 256 * 1024 * 1024, ...limits };
+    this.cache = this.newCache();
+  }
+
+  private newCache(): LRUCache<string, T, () => Promise<T>> {
+    return new LRUCache<string, T, () => Promise<T>>({
+      max: this.limits.maxEntries,
+      maxSize: this.limits.maxBytes,
+      // lru-cache needs a positive size: an empty answer counts as one byte.
+      sizeCalculation: (value) => Math.max(1, this.sizeOf(value)),
+      fetchMethod: (_key, _stale, { context }) => context(),
+    });
   }
 
   /** Number of answers held (tests). */
   get entryCount(): number {
-    return this.entries.size;
+    return this.cache.size;
   }
 
   /** Bytes held by computed answers (tests). */
   get byteCount(): number {
-    return this.bytes;
+    return this.cache.calculatedSize;
   }
 
   /**
@@ -98,46 +111,17 @@ export class ResponseCache<T> {
    * A failed computation is not cached; an answer computed for an older generation than the current one is served to
    * its caller but not kept.
    */
-  getOrCompute(key: string, generation: number, compute: () => Promise<T>): Promise<T> {
-    if (generation > this.generation) this.reset(generation);
-    else if (generation < this.generation) return compute();
-    const hit = this.entries.get(key);
-    if (hit) {
-      // Most recently used last: Map keeps insertion order, so re-insert.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit.value;
+  async getOrCompute(key: string, generation: number, compute: () => Promise<T>): Promise<T> {
+    if (generation > this.generation) {
+      this.generation = generation;
+      this.cache = this.newCache();
+    } else if (generation < this.generation) {
+      return compute();
     }
-    const value = compute();
-    const entry = { value, size: 0 };
-    this.entries.set(key, entry);
-    this.evict();
-    value.then(
-      (v) => {
-        if (this.entries.get(key) !== entry) return;
-        entry.size = this.sizeOf(v);
-        this.bytes += entry.size;
-        this.evict();
-      },
-      () => {
-        if (this.entries.get(key) === entry) this.entries.delete(key);
-      },
-    );
-    return value;
-  }
-
-  private reset(generation: number): void {
-    this.entries.clear();
-    this.bytes = 0;
-    this.generation = generation;
-  }
-
-  private evict(): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) return;
-      this.entries.delete(key);
-      this.bytes -= entry.size;
-    }
+    const value = await this.cache.fetch(key, { context: compute });
+    // fetch answers the computed value even when it is too large to keep; undefined (no value and no stale one) is
+    // not expected, and then this caller computes alone.
+    return value ?? compute();
   }
 }
 

@@ -391,6 +391,60 @@ function poissonish(rand: () => number, mean: number): number {
   return k - 1;
 }
 
+/** Football touchdown-ish totals of a half-score draw (index: points / 2, capped at 7). */
+const FOOTBALL_PERIOD_POINTS = [0, 3, 7, 7, 10, 14, 3, 6];
+
+/**
+ * Final scores per regulation period, away and home, drawn from `rand` in order: basketball (4) and football (2)
+ * around their per-period means with noise (football snapped to plausible totals), other sports Poisson.
+ */
+function regulationScores(
+  sportId: number,
+  periods: number,
+  perPeriod: number,
+  share: number,
+  rand: () => number,
+): { away: number[]; home: number[] } {
+  const away: number[] = [];
+  const home: number[] = [];
+  for (let p = 0; p < periods; p += 1) {
+    if (sportId === 4 || sportId === 2) {
+      const noise = () => (rand() - 0.5) * (sportId === 4 ? 14 : 10);
+      const a = Math.max(0, Math.round(perPeriod * (1 - share) + noise()));
+      const h = Math.max(0, Math.round(perPeriod * share + noise()));
+      away.push(sportId === 2 ? FOOTBALL_PERIOD_POINTS[Math.min(7, Math.round(a / 2))]! : a);
+      home.push(sportId === 2 ? FOOTBALL_PERIOD_POINTS[Math.min(7, Math.round(h / 2))]! : h);
+    } else {
+      away.push(poissonish(rand, perPeriod * (1 - share)));
+      home.push(poissonish(rand, perPeriod * share));
+    }
+  }
+  return { away, home };
+}
+
+/** Player props of a basketball game (points 29, rebounds 35, assists 39) around per-player bases. */
+function playerProps(seed: string, g: ScheduledGame): SimulationModel['props'] {
+  if (g.sportId !== 4) return [];
+  const props: SimulationModel['props'] = [];
+  for (const p of PLAYERS.filter((x) => x.teamId === g.away.id || x.teamId === g.home.id)) {
+    const r = hash01(seed, 'player', p.id);
+    props.push({ playerId: p.id, name: p.name, marketId: 29, base: 14 + Math.round(r * 18) + 0.5 });
+    props.push({
+      playerId: p.id,
+      name: p.name,
+      marketId: 35,
+      base: 3 + Math.round(hash01(seed, 'reb', p.id) * 9) + 0.5,
+    });
+    props.push({
+      playerId: p.id,
+      name: p.name,
+      marketId: 39,
+      base: 2 + Math.round(hash01(seed, 'ast', p.id) * 7) + 0.5,
+    });
+  }
+  return props;
+}
+
 /** Builds the model of a game: expected margin and total, final scores per period, props. */
 export function modelFor(seed: string, g: ScheduledGame, eventId: string): SimulationModel {
   const m = MODELS[g.sportId]!;
@@ -398,22 +452,8 @@ export function modelFor(seed: string, g: ScheduledGame, eventId: string): Simul
   const margin = m.homeEdge + strength(g.home) - strength(g.away);
   const total = m.meanTotal * (0.9 + hash01(seed, 'pace', eventId) * 0.2);
   const rand = prng(Math.floor(hash01(seed, 'score', eventId) * 2 ** 32));
-  const perPeriod = total / m.periods;
   const share = Math.min(0.8, Math.max(0.2, 0.5 + margin / (total * 1.5)));
-  const away: number[] = [];
-  const home: number[] = [];
-  for (let p = 0; p < m.periods; p += 1) {
-    if (g.sportId === 4 || g.sportId === 2) {
-      const noise = () => (rand() - 0.5) * (g.sportId === 4 ? 14 : 10);
-      const a = Math.max(0, Math.round(perPeriod * (1 - share) + noise()));
-      const h = Math.max(0, Math.round(perPeriod * share + noise()));
-      away.push(g.sportId === 2 ? [0, 3, 7, 7, 10, 14, 3, 6][Math.min(7, Math.round(a / 2))]! : a);
-      home.push(g.sportId === 2 ? [0, 3, 7, 7, 10, 14, 3, 6][Math.min(7, Math.round(h / 2))]! : h);
-    } else {
-      away.push(poissonish(rand, perPeriod * (1 - share)));
-      home.push(poissonish(rand, perPeriod * share));
-    }
-  }
+  const { away, home } = regulationScores(g.sportId, m.periods, total / m.periods, share, rand);
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
   let overtime = false;
   if (!m.draws && sum(away) === sum(home)) {
@@ -423,26 +463,7 @@ export function modelFor(seed: string, g: ScheduledGame, eventId: string): Simul
     away.push(homeWins ? (g.sportId === 4 ? points - 4 : 0) : points);
     home.push(homeWins ? points : g.sportId === 4 ? points - 4 : 0);
   }
-  const props: SimulationModel['props'] = [];
-  if (g.sportId === 4) {
-    for (const p of PLAYERS.filter((x) => x.teamId === g.away.id || x.teamId === g.home.id)) {
-      const r = hash01(seed, 'player', p.id);
-      props.push({ playerId: p.id, name: p.name, marketId: 29, base: 14 + Math.round(r * 18) + 0.5 });
-      props.push({
-        playerId: p.id,
-        name: p.name,
-        marketId: 35,
-        base: 3 + Math.round(hash01(seed, 'reb', p.id) * 9) + 0.5,
-      });
-      props.push({
-        playerId: p.id,
-        name: p.name,
-        marketId: 39,
-        base: 2 + Math.round(hash01(seed, 'ast', p.id) * 7) + 0.5,
-      });
-    }
-  }
-  return { seed, margin, total, away, home, overtime, props };
+  return { seed, margin, total, away, home, overtime, props: playerProps(seed, g) };
 }
 
 function timeline(sportId: number, model: SimulationModel): Segment[] {
@@ -458,11 +479,6 @@ function timeline(sportId: number, model: SimulationModel): Segment[] {
     segments.push({ status: 'STATUS_OVERTIME', minutes: m.overtimeMinutes, period: m.periods + 1 });
   }
   return segments;
-}
-
-/** Minutes from the start to `STATUS_FINAL`. */
-export function gameLengthMinutes(sportId: number, model: SimulationModel): number {
-  return timeline(sportId, model).reduce((s, x) => s + x.minutes, 0);
 }
 
 /** Status, clock and score of an event at `now` (before the start: scheduled; after the timeline: final). */
@@ -583,20 +599,97 @@ export function marketsAt(
   const at = closed ? new Date(start.getTime() - 1) : now;
   const openBucket = openBucketOf(start);
   const nowBucket = Math.floor(at.getTime() / BUCKET_MS);
-  const markets = new Map<string, MarketInput>();
-  const add = (
+  const board = new MarketBoard(closed ? start : null);
+  const teamName = (t: SeedTeam) => `${t.name} ${t.mascot}`.trim();
+  const sides: Sides = {
+    away: { id: teams.away.id, type: 'TYPE_TEAM', name: teamName(teams.away) },
+    home: { id: teams.home.id, type: 'TYPE_TEAM', name: teamName(teams.home) },
+    over: { id: 0, type: 'TYPE_RESULT', name: 'Over' },
+    under: { id: 1, type: 'TYPE_RESULT', name: 'Under' },
+  };
+  for (const book of m.books) {
+    const info = SPORTSBOOKS.find((b) => b.id === book)!;
+    const lag = Math.floor(hash01(model.seed, 'lag', book) * 3);
+    const b = Math.max(openBucket, nowBucket - lag);
+    const margin = model.margin + 0.5 * drift('margin', b) * (m.sdMargin / 12);
+    const total = model.total + drift('total', b) * (m.sdTotal / 18);
+    const shade = (hash01(model.seed, 'shade', eventId, book) - 0.5) * 0.02;
+    const step = book === 3 || book === 11 ? 1 : 5;
+    const q: BookQuote = {
+      sportId,
+      m,
+      book,
+      hold: info.hold,
+      step,
+      bucket: b,
+      margin,
+      total,
+      shade,
+      pHome: Math.min(0.97, Math.max(0.03, phi(margin / m.sdMargin) + shade)),
+      two: (p: number): [number, number] => {
+        const k = 1 + info.hold / 2;
+        return [americanFromProbability(p * k, step), americanFromProbability((1 - p) * k, step)];
+      },
+    };
+    mainMarkets(board, sides, q);
+    if (m.draws) soccerMarkets(board, sides, q);
+    teamTotals(board, sides, q);
+    playerPropMarkets(board, model, drift, q);
+  }
+  return board.markets();
+}
+
+type Side = { id: number; type: 'TYPE_TEAM' | 'TYPE_PLAYER' | 'TYPE_RESULT'; name: string };
+
+/** The participants every game's markets name. */
+interface Sides {
+  away: Side;
+  home: Side;
+  over: Side;
+  under: Side;
+}
+
+/** What one sportsbook prices from at one time: its drifted margin and total, hold, price step and shading. */
+interface BookQuote {
+  sportId: number;
+  m: (typeof MODELS)[number];
+  book: number;
+  hold: number;
+  /** Price step: 1 for the books that quote every cent, 5 otherwise. */
+  step: number;
+  /** The drift bucket of this book's prices (its lag applied). */
+  bucket: number;
+  margin: number;
+  total: number;
+  shade: number;
+  /** Probability of a home win. */
+  pHome: number;
+  /** Two-way prices (with half the hold on each side) for probability `p` of the first side. */
+  two(p: number): [number, number];
+}
+
+/**
+ * The markets of an event being built: market -> participant -> line -> price by sportsbook, in the order added.
+ * Prices of a game that has started are closed at its start (`closedAt`).
+ */
+class MarketBoard {
+  private readonly byKey = new Map<string, MarketInput>();
+
+  constructor(private readonly closedAt: Date | null) {}
+
+  add(
     marketId: number,
     periodId: number,
-    participant: { id: number; type: 'TYPE_TEAM' | 'TYPE_PLAYER' | 'TYPE_RESULT'; name: string },
+    participant: Side,
     value: string,
     book: number,
     price: PriceInput,
-  ) => {
+  ): void {
     const key = `${marketId}:${periodId}`;
-    let market = markets.get(key);
+    let market = this.byKey.get(key);
     if (!market) {
       market = { marketId, periodId, participants: [] };
-      markets.set(key, market);
+      this.byKey.set(key, market);
     }
     let p = market.participants.find((x) => x.id === participant.id && x.type === participant.type);
     if (!p) {
@@ -608,127 +701,120 @@ export function marketsAt(
       line = { value, prices: {} };
       p.lines.push(line);
     }
-    line.prices[book] = closed ? { ...price, closed, closedAt: start } : { ...price, closed };
-  };
-  const teamName = (t: SeedTeam) => `${t.name} ${t.mascot}`.trim();
-  const awayP = { id: teams.away.id, type: 'TYPE_TEAM' as const, name: teamName(teams.away) };
-  const homeP = { id: teams.home.id, type: 'TYPE_TEAM' as const, name: teamName(teams.home) };
-  const overP = { id: 0, type: 'TYPE_RESULT' as const, name: 'Over' };
-  const underP = { id: 1, type: 'TYPE_RESULT' as const, name: 'Under' };
-
-  for (const book of m.books) {
-    const info = SPORTSBOOKS.find((b) => b.id === book)!;
-    const lag = Math.floor(hash01(model.seed, 'lag', book) * 3);
-    const b = Math.max(openBucket, nowBucket - lag);
-    const margin = model.margin + 0.5 * drift('margin', b) * (m.sdMargin / 12);
-    const total = model.total + drift('total', b) * (m.sdTotal / 18);
-    const shade = (hash01(model.seed, 'shade', eventId, book) - 0.5) * 0.02;
-    const step = book === 3 || book === 11 ? 1 : 5;
-    const two = (p: number): [number, number] => {
-      const k = 1 + info.hold / 2;
-      return [americanFromProbability(p * k, step), americanFromProbability((1 - p) * k, step)];
-    };
-    const pHome = Math.min(0.97, Math.max(0.03, phi(margin / m.sdMargin) + shade));
-    // 1 moneyline (soccer: draw no bet).
-    const [mlHome, mlAway] = two(pHome);
-    add(1, 0, awayP, '', book, { price: mlAway, isMainLine: true });
-    add(1, 0, homeP, '', book, { price: mlHome, isMainLine: true });
-    // 2 spread around the main line, with alternates.
-    const mainSpread = sportId === 3 || sportId === 6 ? 1.5 : half(margin);
-    const favHome = margin >= 0;
-    const offsets = [0, ...(m.alternateBooks.includes(book) ? m.spreadAlternates : [])];
-    for (const o of offsets) {
-      const line = sportId === 3 || sportId === 6 ? mainSpread + o : mainSpread + o;
-      const homeLine = sportId === 3 || sportId === 6 ? (favHome ? -line : line) : -line;
-      const pCover = Math.min(0.97, Math.max(0.03, phi((margin + homeLine) / m.sdMargin) + shade));
-      const [hp, ap] = two(pCover);
-      add(2, 0, homeP, fmt(homeLine), book, { price: hp, isMainLine: o === 0 });
-      add(2, 0, awayP, fmt(-homeLine), book, { price: ap, isMainLine: o === 0 });
-    }
-    // 3 totals.
-    const mainTotal = half(total);
-    for (const o of [0, ...(m.alternateBooks.includes(book) ? m.totalAlternates : [])]) {
-      const line = mainTotal + o;
-      const pOver = Math.min(0.97, Math.max(0.03, 1 - phi((line - total) / m.sdTotal)));
-      const [op, up] = two(pOver);
-      add(3, 0, overP, String(line), book, { price: op, isMainLine: o === 0 });
-      add(3, 0, underP, String(line), book, { price: up, isMainLine: o === 0 });
-    }
-    if (m.draws) {
-      // 563 three-way: home, away, draw.
-      const pDraw = Math.max(0.18, 0.3 - Math.abs(margin) * 0.06);
-      const k = 1 + info.hold;
-      add(563, 0, awayP, '', book, {
-        price: americanFromProbability((1 - pHome) * (1 - pDraw) * k, step),
-        isMainLine: true,
-      });
-      add(563, 0, homeP, '', book, {
-        price: americanFromProbability(pHome * (1 - pDraw) * k, step),
-        isMainLine: true,
-      });
-      add(563, 0, { id: 2, type: 'TYPE_RESULT', name: 'Draw' }, '', book, {
-        price: americanFromProbability(pDraw * k, step),
-        isMainLine: true,
-      });
-      // Soccer extras (team totals, both teams to score, double chance, first half, corners, cards).
-      const pBtts = Math.min(0.75, Math.max(0.3, total / 5.2));
-      const [yes, no] = two(pBtts);
-      add(570, 0, { id: 0, type: 'TYPE_RESULT', name: 'Yes' }, '', book, { price: yes, isMainLine: true });
-      add(570, 0, { id: 1, type: 'TYPE_RESULT', name: 'No' }, '', book, { price: no, isMainLine: true });
-      const pH3 = pHome * (1 - pDraw);
-      const pA3 = (1 - pHome) * (1 - pDraw);
-      add(571, 0, { id: 0, type: 'TYPE_RESULT', name: 'Home or Draw' }, '', book, {
-        price: americanFromProbability((pH3 + pDraw) * (1 + info.hold / 3), step),
-        isMainLine: true,
-      });
-      add(571, 0, { id: 1, type: 'TYPE_RESULT', name: 'Away or Draw' }, '', book, {
-        price: americanFromProbability((pA3 + pDraw) * (1 + info.hold / 3), step),
-        isMainLine: true,
-      });
-      add(571, 0, { id: 2, type: 'TYPE_RESULT', name: 'Home or Away' }, '', book, {
-        price: americanFromProbability((pH3 + pA3) * (1 + info.hold / 3), step),
-        isMainLine: true,
-      });
-      const [h1, a1] = two(Math.min(0.9, Math.max(0.1, 0.5 + (pHome - 0.5) * 0.7)));
-      add(572, 1, awayP, '', book, { price: a1, isMainLine: true });
-      add(572, 1, homeP, '', book, { price: h1, isMainLine: true });
-      for (const [id, line, mean, sd] of [
-        [573, 9.5, 10 + (total - 2.8), 3],
-        [574, 4.5, 4.2, 1.8],
-        [577, 1.5, total * 0.45, 0.9],
-      ] as const) {
-        const [op, up] = two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / sd))));
-        add(id, id === 577 ? 1 : 0, overP, String(line), book, { price: op, isMainLine: true });
-        add(id, id === 577 ? 1 : 0, underP, String(line), book, { price: up, isMainLine: true });
-      }
-      const h1Line = half(margin * 0.45);
-      const [hh, ah] = two(Math.min(0.9, Math.max(0.1, phi((margin * 0.45 - h1Line) / (m.sdMargin * 0.7)))));
-      add(578, 1, homeP, fmt(-h1Line), book, { price: hh, isMainLine: true });
-      add(578, 1, awayP, fmt(h1Line), book, { price: ah, isMainLine: true });
-    }
-    // 94 team totals (every sport): over / under per team.
-    for (const [team, share] of [
-      [awayP, 0.5 - margin / (2 * total)],
-      [homeP, 0.5 + margin / (2 * total)],
-    ] as const) {
-      const mean = total * share;
-      const line = half(mean);
-      const [op, up] = two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / (m.sdTotal * 0.7)))));
-      add(94, 0, team, `Over ${line}`, book, { price: op, isMainLine: true });
-      add(94, 0, team, `Under ${line}`, book, { price: up, isMainLine: true });
-    }
-    // Player props (NBA): over / under per player.
-    for (const prop of model.props) {
-      const move = 0.5 * drift(`prop${prop.playerId}:${prop.marketId}`, b);
-      const mean = prop.base + move * 0.5;
-      const line = half(prop.base + Math.round(move) * 0.5 - 0.25);
-      const [op, up] = two(Math.min(0.9, Math.max(0.1, 1 - phi((line - mean) / 3))));
-      const player = { id: prop.playerId, type: 'TYPE_PLAYER' as const, name: prop.name };
-      add(prop.marketId, 0, player, `Over ${line}`, book, { price: op, isMainLine: true });
-      add(prop.marketId, 0, player, `Under ${line}`, book, { price: up, isMainLine: true });
-    }
+    const closed = this.closedAt !== null;
+    line.prices[book] = this.closedAt ? { ...price, closed, closedAt: this.closedAt } : { ...price, closed };
   }
-  return [...markets.values()];
+
+  markets(): MarketInput[] {
+    return [...this.byKey.values()];
+  }
+}
+
+/** 1 moneyline (soccer: draw no bet), 2 spread with alternates, 3 totals with alternates. */
+function mainMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: BookQuote): void {
+  const { sportId, m, book, margin, total, shade } = q;
+  const [mlHome, mlAway] = q.two(q.pHome);
+  board.add(1, 0, away, '', book, { price: mlAway, isMainLine: true });
+  board.add(1, 0, home, '', book, { price: mlHome, isMainLine: true });
+  const runLine = sportId === 3 || sportId === 6;
+  const mainSpread = runLine ? 1.5 : half(margin);
+  const favHome = margin >= 0;
+  for (const o of [0, ...(m.alternateBooks.includes(book) ? m.spreadAlternates : [])]) {
+    const line = mainSpread + o;
+    const homeLine = runLine ? (favHome ? -line : line) : -line;
+    const pCover = Math.min(0.97, Math.max(0.03, phi((margin + homeLine) / m.sdMargin) + shade));
+    const [hp, ap] = q.two(pCover);
+    board.add(2, 0, home, fmt(homeLine), book, { price: hp, isMainLine: o === 0 });
+    board.add(2, 0, away, fmt(-homeLine), book, { price: ap, isMainLine: o === 0 });
+  }
+  const mainTotal = half(total);
+  for (const o of [0, ...(m.alternateBooks.includes(book) ? m.totalAlternates : [])]) {
+    const line = mainTotal + o;
+    const pOver = Math.min(0.97, Math.max(0.03, 1 - phi((line - total) / m.sdTotal)));
+    const [op, up] = q.two(pOver);
+    board.add(3, 0, over, String(line), book, { price: op, isMainLine: o === 0 });
+    board.add(3, 0, under, String(line), book, { price: up, isMainLine: o === 0 });
+  }
+}
+
+/**
+ * Soccer: 563 three-way, 570 both teams to score, 571 double chance, 572 first-half moneyline, 573/574/577 corners,
+ * cards and first-half goals over/under, 578 first-half spread.
+ */
+function soccerMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: BookQuote): void {
+  const { m, book, hold, step, margin, total, pHome } = q;
+  const pDraw = Math.max(0.18, 0.3 - Math.abs(margin) * 0.06);
+  const k = 1 + hold;
+  board.add(563, 0, away, '', book, {
+    price: americanFromProbability((1 - pHome) * (1 - pDraw) * k, step),
+    isMainLine: true,
+  });
+  board.add(563, 0, home, '', book, {
+    price: americanFromProbability(pHome * (1 - pDraw) * k, step),
+    isMainLine: true,
+  });
+  board.add(563, 0, { id: 2, type: 'TYPE_RESULT', name: 'Draw' }, '', book, {
+    price: americanFromProbability(pDraw * k, step),
+    isMainLine: true,
+  });
+  const pBtts = Math.min(0.75, Math.max(0.3, total / 5.2));
+  const [yes, no] = q.two(pBtts);
+  board.add(570, 0, { id: 0, type: 'TYPE_RESULT', name: 'Yes' }, '', book, { price: yes, isMainLine: true });
+  board.add(570, 0, { id: 1, type: 'TYPE_RESULT', name: 'No' }, '', book, { price: no, isMainLine: true });
+  const pH3 = pHome * (1 - pDraw);
+  const pA3 = (1 - pHome) * (1 - pDraw);
+  const double = (id: number, name: string, p: number) =>
+    board.add(571, 0, { id, type: 'TYPE_RESULT', name }, '', book, {
+      price: americanFromProbability(p * (1 + hold / 3), step),
+      isMainLine: true,
+    });
+  double(0, 'Home or Draw', pH3 + pDraw);
+  double(1, 'Away or Draw', pA3 + pDraw);
+  double(2, 'Home or Away', pH3 + pA3);
+  const [h1, a1] = q.two(Math.min(0.9, Math.max(0.1, 0.5 + (pHome - 0.5) * 0.7)));
+  board.add(572, 1, away, '', book, { price: a1, isMainLine: true });
+  board.add(572, 1, home, '', book, { price: h1, isMainLine: true });
+  for (const [id, line, mean, sd] of [
+    [573, 9.5, 10 + (total - 2.8), 3],
+    [574, 4.5, 4.2, 1.8],
+    [577, 1.5, total * 0.45, 0.9],
+  ] as const) {
+    const [op, up] = q.two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / sd))));
+    board.add(id, id === 577 ? 1 : 0, over, String(line), book, { price: op, isMainLine: true });
+    board.add(id, id === 577 ? 1 : 0, under, String(line), book, { price: up, isMainLine: true });
+  }
+  const h1Line = half(margin * 0.45);
+  const [hh, ah] = q.two(Math.min(0.9, Math.max(0.1, phi((margin * 0.45 - h1Line) / (m.sdMargin * 0.7)))));
+  board.add(578, 1, home, fmt(-h1Line), book, { price: hh, isMainLine: true });
+  board.add(578, 1, away, fmt(h1Line), book, { price: ah, isMainLine: true });
+}
+
+/** 94 team totals (every sport): over / under per team. */
+function teamTotals(board: MarketBoard, { away, home }: Sides, q: BookQuote): void {
+  const { m, book, margin, total } = q;
+  for (const [team, share] of [
+    [away, 0.5 - margin / (2 * total)],
+    [home, 0.5 + margin / (2 * total)],
+  ] as const) {
+    const mean = total * share;
+    const line = half(mean);
+    const [op, up] = q.two(Math.min(0.95, Math.max(0.05, 1 - phi((line - mean) / (m.sdTotal * 0.7)))));
+    board.add(94, 0, team, `Over ${line}`, book, { price: op, isMainLine: true });
+    board.add(94, 0, team, `Under ${line}`, book, { price: up, isMainLine: true });
+  }
+}
+
+/** Player props (NBA): over / under per player, their lines drifting with the game. */
+function playerPropMarkets(board: MarketBoard, model: SimulationModel, drift: Walks, q: BookQuote): void {
+  for (const prop of model.props) {
+    const move = 0.5 * drift(`prop${prop.playerId}:${prop.marketId}`, q.bucket);
+    const mean = prop.base + move * 0.5;
+    const line = half(prop.base + Math.round(move) * 0.5 - 0.25);
+    const [op, up] = q.two(Math.min(0.9, Math.max(0.1, 1 - phi((line - mean) / 3))));
+    const player: Side = { id: prop.playerId, type: 'TYPE_PLAYER', name: prop.name };
+    board.add(prop.marketId, 0, player, `Over ${line}`, q.book, { price: op, isMainLine: true });
+    board.add(prop.marketId, 0, player, `Under ${line}`, q.book, { price: up, isMainLine: true });
+  }
 }
 
 /**

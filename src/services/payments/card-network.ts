@@ -1,7 +1,7 @@
 /**
- * The card network behind an interface (DESIGN.md: external systems sit behind an interface with a simulator as
- * the default). The domain hands the network the card for one attempt; the network answers approved, declined
- * (with a decline code) or pending (answered later through {@link CardNetwork.settle}, run by the job
+ * The card network behind an interface (docs/architecture.md: external systems sit behind an interface with a
+ * simulator as the default). The domain hands the network the card for one attempt; the network answers approved,
+ * declined (with a decline code) or pending (answered later through {@link CardNetwork.settle}, run by the job
  * `payments:settle-card-payment`). The card number never leaves this call: only brand and last4 are kept.
  */
 import valid from 'card-validator';

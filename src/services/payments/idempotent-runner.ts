@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` for every POST of the payments service (NOTES.md anchor: header on creates, records kept 48 h,
+ * `Idempotency-Key` for every POST of the payments service (as the anchor: header on creates, records kept 48 h,
  * replays marked `X-Idempotency-Replayed: true`), on the platform {@link IdempotencyStore}.
  *
  * Without a key the operation simply runs in one transaction. With a key, the first answer is stored in the same

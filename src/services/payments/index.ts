@@ -2,20 +2,15 @@ import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { CardFingerprinter } from './card-fingerprint.ts';
 import { SimulatedCardNetwork } from './card-network.ts';
-import { registerCheckoutRoutes } from './checkout-routes.ts';
 import { IdempotentRunner } from './idempotent-runner.ts';
-import { registerOpsRoutes } from './ops-routes.ts';
-import { PartyService } from './parties.ts';
+import { createCredentialStore, PartyService } from './parties.ts';
+import { PaymentResources } from './payment-resources.ts';
+import { PaymentStore } from './payment-store.ts';
 import { readPaymentsConfig } from './payments-config.ts';
 import { formatPaymentsError } from './payments-errors.ts';
-import { registerPaymentsRoutes } from './payments-routes.ts';
+import { expireIntentsTask, settleCardPaymentTask } from './payments-jobs.ts';
 import { PaymentService } from './payments-service.ts';
-
-function cardPaymentId(payload: unknown): string {
-  const id = (payload as { cardPaymentId?: unknown } | null)?.cardPaymentId;
-  if (typeof id !== 'string') throw new Error('job payload needs a cardPaymentId');
-  return id;
-}
+import { registerCheckoutRoutes, registerOpsRoutes, registerPaymentsRoutes } from './routes/index.ts';
 
 /**
  * The card-payments and compliance service (spec 001 section A; anchor: an agent-payments API, peer Stripe
@@ -52,41 +47,36 @@ export const paymentsService: ServiceDefinition = {
   },
   setup(ctx) {
     const config = readPaymentsConfig(ctx.config.env);
-    const parties = new PartyService(ctx.db, ctx.clock);
-    const payments = new PaymentService(
-      ctx.db,
-      ctx.clock,
+    const keys = createCredentialStore(ctx);
+    const parties = new PartyService(ctx.db, ctx.clock, keys);
+    const payments = new PaymentService({
+      store: new PaymentStore(ctx.db),
+      clock: ctx.clock,
       config,
-      new SimulatedCardNetwork(),
+      network: new SimulatedCardNetwork(),
       parties,
-      ctx.secrets,
-      ctx.jobs,
-      () => ctx.publicUrl,
-    );
+      secrets: ctx.secrets,
+    });
+    const resources = new PaymentResources({ secrets: ctx.secrets, publicUrl: () => ctx.publicUrl });
+    const jobDeps = { payments, logger: ctx.logger };
     const runner = new IdempotentRunner(ctx.db, ctx.idempotency, ctx.secrets);
-    let unlisten: (() => Promise<void>) | undefined;
     return {
       async routes(app) {
-        unlisten = await parties.listenForRevocations(ctx.notifier);
         await registerPaymentsRoutes(app, {
           limits: config,
           payments,
+          resources,
           parties,
+          keys,
           runner,
           cardFingerprints: new CardFingerprinter(ctx.secrets),
           now: () => ctx.clock.now(),
         });
         await registerCheckoutRoutes(app, { payments });
-        await registerOpsRoutes(app, { payments, parties });
+        await registerOpsRoutes(app, { payments, parties, keys, db: ctx.db });
       },
-      tasks: {
-        'settle-card-payment': async (payload) => payments.settleCardPayment(cardPaymentId(payload)),
-        'expire-intents': async () => {
-          const n = await payments.expireDue();
-          if (n > 0) ctx.logger.info({ expired: n }, 'payment intents expired');
-        },
-      },
-      cron: [{ task: 'expire-intents', pattern: '* * * * *' }],
+      tasks: [settleCardPaymentTask.with(jobDeps), expireIntentsTask.with(jobDeps)],
+      cron: [{ task: expireIntentsTask, pattern: '* * * * *' }],
       async seed(tx) {
         const merchant = await parties.create(
           { kind: 'merchant', name: 'Demo Merchant', caseStatus: 'MET' },
@@ -98,9 +88,6 @@ export const paymentsService: ServiceDefinition = {
         );
         const key = await parties.issueKey(merchant.id, 'api', 'demo key (first start)', tx);
         return { merchantKey: key.key, merchantPartyId: merchant.id, customerPartyId: customer.id };
-      },
-      async stop() {
-        await unlisten?.();
       },
     };
   },

@@ -3,14 +3,12 @@
  * status", "Compliance session status", "Transaction limits", "Authentication").
  */
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
-import { revokeApiKey } from '../../platform/api-keys.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { hashApiKey, issueApiKey } from '../../platform/crypto.ts';
+import type { CredentialRecord as KitCredentialRecord } from '../../platform/credentials.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
-import { KeyCache } from '../../platform/key-cache.ts';
-import type { Notifier } from '../../platform/notifications.ts';
+import type { ServiceContext } from '../../platform/service.ts';
 import {
   assertCaseTransition,
   type CaseStatus,
@@ -32,18 +30,33 @@ export interface Principal {
   kind: 'api' | 'agent';
 }
 
-type Lookup = Principal | 'unknown';
-
 /** A credential as listed (never the key itself). */
-export interface CredentialRecord {
-  id: number;
+export type CredentialRecord = KitCredentialRecord<CredentialAttributes>;
+
+/** A newly issued credential with its key, shown once. */
+export type IssuedKey = CredentialRecord & { key: string };
+
+/** The payments fields of a credential in records. */
+export interface CredentialAttributes {
   partyId: string;
   kind: 'api' | 'agent';
-  hint: string;
-  label: string | null;
-  createdAt: string;
-  revokedAt: string | null;
 }
+
+/**
+ * The bearer credentials of parties, on the platform credential kit: SHA-256 at rest, shown once, lookups cached
+ * per instance, revocations effective on every instance at once.
+ */
+export function createCredentialStore(ctx: ServiceContext) {
+  return ctx.credentialStore<typeof credentials, Principal, CredentialAttributes>({
+    table: credentials,
+    prefixes: [API_KEY_PREFIX, AGENT_KEY_PREFIX],
+    principal: (row) => ({ partyId: row.partyId, credentialId: row.id, kind: row.kind }),
+    attributes: (row) => ({ partyId: row.partyId, kind: row.kind }),
+  });
+}
+
+/** The credential store of the payments service. */
+export type CredentialStore = ReturnType<typeof createCredentialStore>;
 
 export type PartyRow = typeof parties.$inferSelect;
 
@@ -70,48 +83,13 @@ export function partyNotFound(pointer?: string): ApiError {
   return new ApiError(404, 'party_not_found', 'No such party.', pointer ? { details: { pointer } } : {});
 }
 
-/**
- * Parties and credentials. Credential lookups go through a per-instance {@link KeyCache} (SHA-256 of the key;
- * revocations broadcast with NOTIFY).
- */
+/** Parties and their credentials ({@link CredentialStore}). */
 export class PartyService {
-  private readonly cache: KeyCache<Lookup>;
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {
-    this.cache = new KeyCache<Lookup>('payments_credential_revoked', clock);
-  }
-
-  /** Listens for revocations made on other instances (NOTIFY); returns the function that stops listening. */
-  listenForRevocations(notifier: Notifier) {
-    return this.cache.listen(notifier);
-  }
-
-  /**
-   * Resolves `Authorization: Bearer <key>`.
-   * @throws ApiError 401 `unauthenticated` when the header is missing, malformed, unknown or revoked.
-   */
-  async authenticate(header: string | undefined): Promise<Principal> {
-    const key = header?.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!key) {
-      throw new ApiError(401, 'unauthenticated', 'Send Authorization: Bearer <API key or agent key>.', {
-        details: { header: 'authorization' },
-      });
-    }
-    const found = await this.cache.get(hashApiKey(key), async (hash) => {
-      const [row] = await this.db.select().from(credentials).where(eq(credentials.keyHash, hash)).limit(1);
-      if (!row || row.revokedAt) return 'unknown';
-      return { partyId: row.partyId, credentialId: row.id, kind: row.kind };
-    });
-    if (found === 'unknown') {
-      throw new ApiError(401, 'unauthenticated', 'The credential is unknown or revoked.', {
-        details: { header: 'authorization' },
-      });
-    }
-    return found;
-  }
+    private readonly keys: CredentialStore,
+  ) {}
 
   /**
    * Creates a party with a compliance case in `caseStatus` (default `NOT_READY`; operators may seed any status).
@@ -155,7 +133,7 @@ export class PartyService {
    */
   async createWithApiKey(
     input: Parameters<PartyService['create']>[0],
-  ): Promise<{ party: PartyRow; apiKey: (CredentialRecord & { key: string }) | null }> {
+  ): Promise<{ party: PartyRow; apiKey: IssuedKey | null }> {
     return this.db.transaction(async (tx) => {
       const party = await this.create(input, tx);
       const apiKey = input.kind === 'merchant' ? await this.issueKey(party.id, 'api', 'operator', tx) : null;
@@ -167,46 +145,28 @@ export class PartyService {
   async issueKey(
     partyId: string,
     kind: 'api' | 'agent',
-    label: string | null,
+    label: string | null | undefined,
     executor: Executor = this.db,
-  ): Promise<CredentialRecord & { key: string }> {
-    const issued = issueApiKey(kind === 'api' ? API_KEY_PREFIX : AGENT_KEY_PREFIX);
-    const [row] = await executor
-      .insert(credentials)
-      .values({ partyId, kind, keyHash: issued.hash, hint: issued.hint, label, createdAt: this.clock.now() })
-      .returning();
-    return { ...credentialRecord(row!), key: issued.plaintext };
-  }
-
-  /** Credentials of a party, newest first. */
-  async listKeys(partyId: string): Promise<CredentialRecord[]> {
-    const rows = await this.db
-      .select()
-      .from(credentials)
-      .where(eq(credentials.partyId, partyId))
-      .orderBy(desc(credentials.id));
-    return rows.map(credentialRecord);
+  ): Promise<IssuedKey> {
+    const issued = await this.keys.issue(executor, {
+      prefix: kind === 'api' ? API_KEY_PREFIX : AGENT_KEY_PREFIX,
+      label,
+      values: { partyId, kind },
+    });
+    return { ...issued.record, key: issued.key };
   }
 
   /**
-   * Revokes credential `id` of `partyId` (or of any party when `partyId` is undefined: operators). A key already
-   * revoked keeps its first revocation time. Other instances drop the key from their cache when the transaction
-   * commits (NOTIFY).
+   * Revokes credential `id` of `partyId`. A key already revoked keeps its first revocation time. Other instances
+   * drop the key from their cache when the transaction commits (NOTIFY).
    * @param executor the caller's transaction (the route's idempotency record), or the pool (own transaction).
    * @throws ApiError 404 `credential_not_found` (also for another party's credential).
    */
-  async revokeKey(id: number, partyId?: string, executor: Executor = this.db): Promise<CredentialRecord> {
-    // Inside the caller's transaction the helper's transaction is a savepoint: the revocation commits (and
-    // notifies) with the caller's idempotency record.
-    const result = await revokeApiKey(executor, credentials, id, {
-      now: this.clock.now(),
-      cache: this.cache as KeyCache<unknown>,
-      extra: async (_tx, row) => {
-        if (partyId !== undefined && row.partyId !== partyId) throw credentialNotFound();
-      },
-    });
-    if (!result) throw credentialNotFound();
-    return credentialRecord(result.row);
+  async revokeKey(id: number, partyId: string, executor: Executor = this.db): Promise<void> {
+    // Inside the caller's transaction the kit's transaction is a savepoint: the revocation commits (and notifies)
+    // with the caller's idempotency record.
+    const revoked = await this.keys.revoke(id, { executor, allowed: (row) => row.partyId === partyId });
+    if (!revoked) throw credentialNotFound();
   }
 
   /** A party by id, or undefined. */
@@ -299,18 +259,6 @@ export class PartyService {
 
 function credentialNotFound(): ApiError {
   return new ApiError(404, 'credential_not_found', 'No such credential.');
-}
-
-function credentialRecord(row: typeof credentials.$inferSelect): CredentialRecord {
-  return {
-    id: row.id,
-    partyId: row.partyId,
-    kind: row.kind,
-    hint: row.hint,
-    label: row.label,
-    createdAt: row.createdAt.toISOString(),
-    revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
-  };
 }
 
 /** JSON:API resource of a party's compliance status. */

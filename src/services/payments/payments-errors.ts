@@ -1,32 +1,31 @@
 /**
- * Errors of the payments service in the JSON:API body of NOTES.md (anchor: an agent-payments API):
+ * Errors of the payments service in its anchor's JSON:API body (an agent-payments API):
  * `{"errors":[{"status":"400","code":"invalid_value","title","detail","source":{"pointer"},"meta":{"supportId"}}]}`.
  * `supportId` is the request id (also in `x-request-id`). Validation failures list every failing field.
  */
-import type { ApiError, FieldIssue } from '../../platform/errors.ts';
+import {
+  type ApiError,
+  type FieldIssue,
+  isPlatformErrorCode,
+  type PlatformCodeMap,
+  reasonPhrase,
+} from '../../platform/errors.ts';
 
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
-/** Platform codes renamed to the anchor's codes. */
-const CODES: Record<string, string> = {
+/** The anchor's code of each platform error. */
+const PLATFORM_CODES: PlatformCodeMap<string> = {
   validation_failed: 'invalid_value',
   bad_request: 'invalid_value',
   invalid_pagination: 'invalid_value',
-  not_found: 'not_found',
   operator_unauthenticated: 'unauthenticated',
+  not_found: 'not_found',
+  idempotency_key_reused: 'idempotency_key_reused',
+  idempotency_key_in_use: 'idempotency_key_in_use',
+  payload_too_large: 'payload_too_large',
+  uri_too_long: 'invalid_value',
+  unsupported_media_type: 'unsupported_media_type',
+  rate_limited: 'rate_limited',
   internal: 'internal_error',
+  service_unavailable: 'service_unavailable',
 };
 
 /** One JSON:API error object. */
@@ -49,8 +48,8 @@ function sourceOf(issue: FieldIssue): JsonApiError['source'] {
 export function formatPaymentsError(error: ApiError, request: { id: unknown }): { body: unknown } {
   const supportId = String(request.id);
   const status = String(error.status);
-  const code = CODES[error.code] ?? error.code;
-  const title = TITLES[error.status] ?? 'Error';
+  const code = isPlatformErrorCode(error.code) ? PLATFORM_CODES[error.code] : error.code;
+  const title = reasonPhrase(error.status);
   const issues = error.details?.issues as FieldIssue[] | undefined;
   if (Array.isArray(issues) && issues.length > 0) {
     return {

@@ -2,32 +2,37 @@
  * Payment intents, card payments and voice sessions (spec 001 section A). Every status change goes through
  * {@link transition} (state-machines.ts); money through money.ts; the card network through {@link CardNetwork}.
  * Methods that write take the caller's transaction (`tx`) so that the route can wrap them in an idempotency record.
+ * The statements are payment-store.ts's, the JSON:API documents payment-resources.ts's.
  *
  * Lock order (no deadlock between two writers): card payment (settle job only), then the payment intent, then its
  * voice sessions (by id). Every path that locks a voice session locks its intent first.
  */
-import { and, count, desc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import { constantTimeEqual, hashApiKey, type SecretBox } from '../../platform/crypto.ts';
-import type { Db, Executor, Tx } from '../../platform/database.ts';
+import type { Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId, randomToken } from '../../platform/ids.ts';
-import type { JobQueue } from '../../platform/jobs.ts';
 import type { CardNetwork, CheckedCard, NetworkOutcome } from './card-network.ts';
-import { cardPayments, parties, paymentIntents, voiceSessions } from './db/schema.ts';
 import { type LineItemInput, priceLineItems, type TaxMode } from './money.ts';
 import { checkCanProceed, type PartyService, type Principal, partyNotFound } from './parties.ts';
+import type { CardPaymentRow, IntentRow, PaymentStore, VoiceSessionRow } from './payment-store.ts';
 import type { PaymentsConfig } from './payments-config.ts';
-import {
-  type CardPaymentStatus,
-  type IntentStatus,
-  transition,
-  type VoiceSessionStatus,
-} from './state-machines.ts';
+import { settleCardPaymentTask } from './payments-jobs.ts';
+import { type IntentStatus, transition } from './state-machines.ts';
 
-export type IntentRow = typeof paymentIntents.$inferSelect;
-export type CardPaymentRow = typeof cardPayments.$inferSelect;
-export type VoiceSessionRow = typeof voiceSessions.$inferSelect;
+export type { CardPaymentRow, IntentRow, VoiceSessionRow } from './payment-store.ts';
+
+/** What the payments domain needs (constructor options of {@link PaymentService}). */
+export interface PaymentServiceOptions {
+  store: PaymentStore;
+  clock: Clock;
+  config: PaymentsConfig;
+  /** The card network (the simulator by default). */
+  network: CardNetwork;
+  parties: PartyService;
+  /** Seals the client secret of each intent (it is shown again to the merchant while the intent is payable). */
+  secrets: SecretBox;
+}
 
 /** A request to create an intent (already shape-checked by the route schema). */
 export interface CreateIntentInput {
@@ -46,32 +51,22 @@ export function intentNotFound(): ApiError {
 
 const LINE_ITEMS_POINTER = '/data/attributes/lineItems';
 
-/** The domain of intents, card payments and voice sessions. */
+/** The domain of intents, card payments and voice sessions: the rules; {@link PaymentStore} runs the statements. */
 export class PaymentService {
-  /**
-   * `SELECT` of one intent by id, built once and run as a named prepared statement: {@link findFresh}, the read of
-   * `GET /v1/payment-intents/{id}`, the checkout page and the payer's payment (the hot reads). Locked reads build
-   * their query per call.
-   */
-  private readonly intentById;
+  private readonly store: PaymentStore;
+  private readonly clock: Clock;
+  private readonly config: PaymentsConfig;
+  private readonly network: CardNetwork;
+  private readonly parties: PartyService;
+  private readonly secrets: SecretBox;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly config: PaymentsConfig,
-    private readonly network: CardNetwork,
-    private readonly parties: PartyService,
-    private readonly secrets: SecretBox,
-    private readonly jobs: JobQueue,
-    /** The service's public base URL (read at call time: tests bind the port after setup). */
-    private readonly publicUrl: () => string,
-  ) {
-    this.intentById = db
-      .select()
-      .from(paymentIntents)
-      .where(eq(paymentIntents.id, sql.placeholder('id')))
-      .limit(1)
-      .prepare('payments_intent_by_id');
+  constructor(options: PaymentServiceOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.config = options.config;
+    this.network = options.network;
+    this.parties = options.parties;
+    this.secrets = options.secrets;
   }
 
   // ---------------------------------------------------------------- intents
@@ -87,10 +82,7 @@ export class PaymentService {
     const now = this.clock.now();
     const totals = priceLineItems(input.lineItems, input.taxMode, this.config.taxRates, LINE_ITEMS_POINTER);
     const expiresAt = this.resolveExpiry(input.expiresAt, now);
-    const rows = await tx
-      .select()
-      .from(parties)
-      .where(inArray(parties.id, [principal.partyId, input.customerPartyId]));
+    const rows = await this.store.partiesByIds(tx, [principal.partyId, input.customerPartyId]);
     const customer = rows.find((r) => r.id === input.customerPartyId);
     if (customer?.kind !== 'customer' || customer.ownerPartyId !== principal.partyId) {
       throw partyNotFound('/data/relationships/customerParty/data/id');
@@ -100,27 +92,23 @@ export class PaymentService {
     assertWithinLimit(merchant.perTransaction, totals.amount);
     const id = prefixedHexId('pmi');
     const clientSecret = `${id}_secret_${randomToken(24)}`;
-    const [row] = await tx
-      .insert(paymentIntents)
-      .values({
-        id,
-        merchantPartyId: principal.partyId,
-        customerPartyId: customer.id,
-        description: input.description,
-        currency: 'USD',
-        taxMode: input.taxMode,
-        amount: totals.amount,
-        taxAmount: totals.taxAmount,
-        lineItems: totals.lineItems,
-        status: 'open',
-        clientSecretHash: hashApiKey(clientSecret),
-        clientSecretSealed: this.secrets.encrypt(clientSecret, id),
-        expiresAt,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    return row!;
+    return this.store.insertIntent(tx, {
+      id,
+      merchantPartyId: principal.partyId,
+      customerPartyId: customer.id,
+      description: input.description,
+      currency: 'USD',
+      taxMode: input.taxMode,
+      amount: totals.amount,
+      taxAmount: totals.taxAmount,
+      lineItems: totals.lineItems,
+      status: 'open',
+      clientSecretHash: hashApiKey(clientSecret),
+      clientSecretSealed: this.secrets.encrypt(clientSecret, id),
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    });
   }
 
   private resolveExpiry(value: string | null | undefined, now: Date): Date | null {
@@ -157,10 +145,10 @@ export class PaymentService {
 
   /** An intent by id after expiry on read, or undefined. */
   async findFresh(id: string): Promise<IntentRow | undefined> {
-    const [row] = await this.intentById.execute({ id });
+    const row = await this.store.findIntent(id);
     if (row && this.isDue(row)) {
-      await this.db.transaction((tx) => this.expireLocked(tx, [id]));
-      return (await this.intentById.execute({ id }))[0];
+      await this.store.transaction((tx) => this.expireLocked(tx, [id]));
+      return this.store.findIntent(id);
     }
     return row;
   }
@@ -181,63 +169,26 @@ export class PaymentService {
     status?: IntentStatus,
   ): Promise<{ rows: IntentRow[]; total: number }> {
     await this.expireDueOf(principal.partyId);
-    const where = and(
-      eq(paymentIntents.merchantPartyId, principal.partyId),
-      status ? eq(paymentIntents.status, status) : undefined,
-    );
-    const [rows, [totalRow]] = await Promise.all([
-      this.db
-        .select()
-        .from(paymentIntents)
-        .where(where)
-        .orderBy(desc(paymentIntents.createdAt), desc(paymentIntents.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(paymentIntents).where(where),
-    ]);
+    const { rows, total } = await this.store.listIntents(principal.partyId, page, status);
     const due = rows.filter((r) => this.isDue(r)).map((r) => r.id);
-    if (due.length === 0) return { rows, total: totalRow?.n ?? 0 };
-    await this.db.transaction((tx) => this.expireLocked(tx, due));
-    const fresh = await this.db.select().from(paymentIntents).where(inArray(paymentIntents.id, due));
-    const byId = new Map(fresh.map((r) => [r.id, r]));
+    if (due.length === 0) return { rows, total };
+    await this.store.transaction((tx) => this.expireLocked(tx, due));
+    const byId = new Map((await this.store.intentsByIds(due)).map((r) => [r.id, r]));
     const merged = rows.map((r) => byId.get(r.id) ?? r);
-    return {
-      rows: status ? merged.filter((r) => r.status === status) : merged,
-      total: totalRow?.n ?? 0,
-    };
+    return { rows: status ? merged.filter((r) => r.status === status) : merged, total };
   }
 
   /** Expires the open intents of one merchant that are past `expiresAt` (expiry on read for lists). */
   private async expireDueOf(merchantPartyId: string, batch = 500): Promise<void> {
-    const due = await this.db
-      .select({ id: paymentIntents.id })
-      .from(paymentIntents)
-      .where(
-        and(
-          eq(paymentIntents.merchantPartyId, merchantPartyId),
-          eq(paymentIntents.status, 'open'),
-          lte(paymentIntents.expiresAt, this.clock.now()),
-        ),
-      )
-      .limit(batch);
+    const due = await this.store.dueIntentIds({ now: this.clock.now(), batch, merchantPartyId });
     if (due.length === 0) return;
-    await this.db.transaction((tx) =>
-      this.expireLocked(
-        tx,
-        due.map((d) => d.id),
-      ),
-    );
+    await this.store.transaction((tx) => this.expireLocked(tx, due));
   }
 
   /** Locks an intent of the caller inside `tx` (after expiry on read). @throws 404 `payment_intent_not_found`. */
   private async lockOwned(tx: Tx, principal: Principal, id: string): Promise<IntentRow> {
-    const row = await this.lock(tx, id);
+    const row = await this.store.lockIntent(tx, id);
     if (!row || row.merchantPartyId !== principal.partyId) throw intentNotFound();
-    return row;
-  }
-
-  private async lock(tx: Tx, id: string): Promise<IntentRow | undefined> {
-    const [row] = await tx.select().from(paymentIntents).where(eq(paymentIntents.id, id)).for('update');
     return row;
   }
 
@@ -248,7 +199,7 @@ export class PaymentService {
    */
   async replaceLineItems(principal: Principal, id: string, lines: LineItemInput[]): Promise<IntentRow> {
     await this.get(principal, id);
-    return this.db.transaction((tx) => this.replaceLocked(tx, principal, id, lines));
+    return this.store.transaction((tx) => this.replaceLocked(tx, principal, id, lines));
   }
 
   private async replaceLocked(tx: Tx, principal: Principal, id: string, lines: LineItemInput[]) {
@@ -258,18 +209,13 @@ export class PaymentService {
     const merchant = await this.parties.find(row.merchantPartyId, tx);
     // The replacement body is `{data:[lineItem…]}`: the limit error points at `/data`.
     assertWithinLimit(merchant?.perTransaction ?? null, totals.amount, '/data');
-    const [updated] = await tx
-      .update(paymentIntents)
-      .set({
-        status,
-        lineItems: totals.lineItems,
-        amount: totals.amount,
-        taxAmount: totals.taxAmount,
-        updatedAt: this.clock.now(),
-      })
-      .where(eq(paymentIntents.id, id))
-      .returning();
-    return updated!;
+    return this.store.updateIntent(tx, id, {
+      status,
+      lineItems: totals.lineItems,
+      amount: totals.amount,
+      taxAmount: totals.taxAmount,
+      updatedAt: this.clock.now(),
+    });
   }
 
   /** Cancels an open intent. @throws ApiError 404, 409 `invalid_state` unless open. */
@@ -278,48 +224,26 @@ export class PaymentService {
     const now = this.clock.now();
     const status = transition('paymentIntent', row.status, 'cancel');
     await this.endVoiceSessions(tx, id, 'intent_canceled');
-    const [updated] = await tx
-      .update(paymentIntents)
-      .set({ status, canceledAt: now, updatedAt: now })
-      .where(eq(paymentIntents.id, id))
-      .returning();
-    return updated!;
+    return this.store.updateIntent(tx, id, { status, canceledAt: now, updatedAt: now });
   }
 
   /** Expires every open intent past `expiresAt` (the cron job). Returns how many. */
   async expireDue(batch = 500): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const due = await tx
-        .select({ id: paymentIntents.id })
-        .from(paymentIntents)
-        .where(and(eq(paymentIntents.status, 'open'), lte(paymentIntents.expiresAt, this.clock.now())))
-        .limit(batch)
-        .for('update', { skipLocked: true });
-      if (due.length === 0) return 0;
-      return this.expireLocked(
-        tx,
-        due.map((d) => d.id),
-      );
+    return this.store.transaction(async (tx) => {
+      const due = await this.store.dueIntentIds({ now: this.clock.now(), batch, tx });
+      return due.length === 0 ? 0 : this.expireLocked(tx, due);
     });
   }
 
   /** Expires the given intents that are still open and due (locks them, in id order). Returns how many changed. */
   private async expireLocked(tx: Tx, ids: string[]): Promise<number> {
-    const rows = await tx
-      .select()
-      .from(paymentIntents)
-      .where(inArray(paymentIntents.id, ids))
-      .orderBy(paymentIntents.id)
-      .for('update');
+    const rows = await this.store.lockIntents(tx, ids);
     let changed = 0;
     for (const row of rows) {
       if (!this.isDue(row)) continue;
       const status = transition('paymentIntent', row.status, 'expire');
       await this.endVoiceSessions(tx, row.id, 'intent_expired');
-      await tx
-        .update(paymentIntents)
-        .set({ status, updatedAt: this.clock.now() })
-        .where(eq(paymentIntents.id, row.id));
+      await this.store.updateIntent(tx, row.id, { status, updatedAt: this.clock.now() });
       changed += 1;
     }
     return changed;
@@ -341,7 +265,7 @@ export class PaymentService {
 
   /** Locks an intent for checkout after checking its client secret. @throws as {@link assertClientSecret}. */
   private async lockBySecret(tx: Tx, intentId: string, clientSecret: string): Promise<IntentRow> {
-    return this.assertClientSecret(await this.lock(tx, intentId), clientSecret);
+    return this.assertClientSecret(await this.store.lockIntent(tx, intentId), clientSecret);
   }
 
   /**
@@ -422,25 +346,17 @@ export class PaymentService {
       updatedAt: now,
     };
     const applied = this.applyOutcome({ ...intent, status: processing }, payment, outcome);
-    await tx.insert(cardPayments).values(applied.payment);
-    const [updated] = await tx
-      .update(paymentIntents)
-      .set(applied.intentChanges)
-      .where(eq(paymentIntents.id, intent.id))
-      .returning();
-    await this.afterOutcome(tx, updated!, applied.payment, session);
+    await this.store.insertCardPayment(tx, applied.payment);
+    const updated = await this.store.updateIntent(tx, intent.id, applied.intentChanges);
+    await this.afterOutcome(tx, updated, applied.payment, session);
     if (outcome.result === 'pending') {
-      await this.jobs.add(
+      await settleCardPaymentTask.enqueue(
         tx,
-        'payments:settle-card-payment',
         { cardPaymentId: payment.id },
-        {
-          runAt: new Date(Date.now() + this.config.settleDelaySeconds * 1000),
-          jobKey: `payments:settle:${payment.id}`,
-        },
+        { runAt: new Date(Date.now() + this.config.settleDelaySeconds * 1000), jobKey: payment.id },
       );
     }
-    return { payment: applied.payment, intent: updated! };
+    return { payment: applied.payment, intent: updated };
   }
 
   /**
@@ -516,10 +432,11 @@ export class PaymentService {
             ? 'paymentSucceeded'
             : 'paymentProcessing';
       const next = transition('voiceSession', session.status, event);
-      await tx
-        .update(voiceSessions)
-        .set({ status: next, cardPaymentId: payment.id, updatedAt: now })
-        .where(eq(voiceSessions.id, session.id));
+      await this.store.updateVoiceSession(tx, session.id, {
+        status: next,
+        cardPaymentId: payment.id,
+        updatedAt: now,
+      });
     }
     if (intent.status !== 'open' && intent.status !== 'processing') {
       await this.endVoiceSessions(tx, intent.id, `intent_${intent.status}`);
@@ -536,31 +453,25 @@ export class PaymentService {
    * is no longer processing is left alone (the job may run twice). Locks card payment, intent, session in that order.
    */
   async settleCardPayment(cardPaymentId: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const [payment] = await tx
-        .select()
-        .from(cardPayments)
-        .where(eq(cardPayments.id, cardPaymentId))
-        .for('update');
+    await this.store.transaction(async (tx) => {
+      const payment = await this.store.lockCardPayment(tx, cardPaymentId);
       if (payment?.status !== 'processing' || !payment.networkReference) return;
-      const intent = await this.lock(tx, payment.paymentIntentId);
+      const intent = await this.store.lockIntent(tx, payment.paymentIntentId);
       if (!intent) return;
       const outcome = await this.network.settle(payment.networkReference);
       const applied = this.applyOutcome(intent, payment, outcome);
-      await tx.update(cardPayments).set(applied.payment).where(eq(cardPayments.id, payment.id));
-      const [updated] = await tx
-        .update(paymentIntents)
-        .set(applied.intentChanges)
-        .where(eq(paymentIntents.id, intent.id))
-        .returning();
-      const session = payment.voiceSessionId ? await this.lockVoiceSession(tx, payment.voiceSessionId) : null;
-      await this.afterOutcome(tx, updated!, applied.payment, session);
+      await this.store.updateCardPayment(tx, applied.payment);
+      const updated = await this.store.updateIntent(tx, intent.id, applied.intentChanges);
+      const session = payment.voiceSessionId
+        ? ((await this.store.lockVoiceSession(tx, payment.voiceSessionId)) ?? null)
+        : null;
+      await this.afterOutcome(tx, updated, applied.payment, session);
     });
   }
 
   /** A card payment of the caller. @throws ApiError 404 `card_payment_not_found`. */
   async getCardPayment(principal: Principal, id: string): Promise<CardPaymentRow> {
-    const [row] = await this.db.select().from(cardPayments).where(eq(cardPayments.id, id)).limit(1);
+    const row = await this.store.findCardPayment(id);
     if (!row || row.merchantPartyId !== principal.partyId) {
       throw new ApiError(404, 'card_payment_not_found', 'No such card payment.');
     }
@@ -583,22 +494,16 @@ export class PaymentService {
     transition('paymentIntent', intent.status, 'attemptStarted');
     const now = this.clock.now();
     await this.endVoiceSessions(tx, intentId, 'superseded');
-    const [session] = await tx
-      .insert(voiceSessions)
-      .values({
-        id: prefixedHexId('vos'),
-        paymentIntentId: intentId,
-        merchantPartyId: principal.partyId,
-        status: 'active',
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    await tx
-      .update(paymentIntents)
-      .set({ voiceSessionId: session!.id, updatedAt: now })
-      .where(eq(paymentIntents.id, intentId));
-    return session!;
+    const session = await this.store.insertVoiceSession(tx, {
+      id: prefixedHexId('vos'),
+      paymentIntentId: intentId,
+      merchantPartyId: principal.partyId,
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.store.updateIntent(tx, intentId, { voiceSessionId: session.id, updatedAt: now });
+    return session;
   }
 
   /**
@@ -612,25 +517,12 @@ export class PaymentService {
     id: string,
   ): Promise<{ session: VoiceSessionRow; intent: IntentRow }> {
     const notFound = () => new ApiError(404, 'voice_session_not_found', 'No such voice session.');
-    const [peek] = await tx
-      .select({
-        paymentIntentId: voiceSessions.paymentIntentId,
-        merchantPartyId: voiceSessions.merchantPartyId,
-      })
-      .from(voiceSessions)
-      .where(eq(voiceSessions.id, id))
-      .limit(1);
+    const peek = await this.store.voiceSessionOwner(tx, id);
     if (!peek || peek.merchantPartyId !== principal.partyId) throw notFound();
-    const intent = await this.lock(tx, peek.paymentIntentId);
-    const session = await this.lockVoiceSession(tx, id);
+    const intent = await this.store.lockIntent(tx, peek.paymentIntentId);
+    const session = await this.store.lockVoiceSession(tx, id);
     if (!intent || !session) throw notFound();
     return { session, intent };
-  }
-
-  /** Locks voice session `id` (`FOR UPDATE`) in `tx`; the caller holds its intent's lock (lock order). */
-  private async lockVoiceSession(tx: Tx, id: string): Promise<VoiceSessionRow | null> {
-    const [session] = await tx.select().from(voiceSessions).where(eq(voiceSessions.id, id)).for('update');
-    return session ?? null;
   }
 
   /**
@@ -639,8 +531,7 @@ export class PaymentService {
    * @throws ApiError 404 `voice_session_not_found` (also for another merchant's session).
    */
   async getVoiceSession(principal: Principal, id: string): Promise<VoiceSessionRow> {
-    const read = async () =>
-      (await this.db.select().from(voiceSessions).where(eq(voiceSessions.id, id)).limit(1))[0];
+    const read = () => this.store.findVoiceSession(id);
     const row = await read();
     if (!row || row.merchantPartyId !== principal.partyId) {
       throw new ApiError(404, 'voice_session_not_found', 'No such voice session.');
@@ -675,12 +566,12 @@ export class PaymentService {
     const { session } = await this.lockSessionAndIntent(tx, principal, sessionId);
     const status = transition('voiceSession', session.status, 'end');
     const now = this.clock.now();
-    const [updated] = await tx
-      .update(voiceSessions)
-      .set({ status, endedReason: 'hung_up', endedAt: now, updatedAt: now })
-      .where(eq(voiceSessions.id, sessionId))
-      .returning();
-    return updated!;
+    return (await this.store.updateVoiceSession(tx, sessionId, {
+      status,
+      endedReason: 'hung_up',
+      endedAt: now,
+      updatedAt: now,
+    }))!;
   }
 
   /**
@@ -688,126 +579,30 @@ export class PaymentService {
    * intent's lock; the sessions are locked after it, in id order.
    */
   private async endVoiceSessions(tx: Tx, intentId: string, reason: string): Promise<void> {
-    const active = await tx
-      .select()
-      .from(voiceSessions)
-      .where(and(eq(voiceSessions.paymentIntentId, intentId), eq(voiceSessions.status, 'active')))
-      .orderBy(voiceSessions.id)
-      .for('update');
+    const active = await this.store.lockActiveVoiceSessions(tx, intentId);
     const now = this.clock.now();
     for (const s of active) {
       const status = transition('voiceSession', s.status, 'end');
-      await tx
-        .update(voiceSessions)
-        .set({ status, endedReason: reason, endedAt: now, updatedAt: now })
-        .where(and(eq(voiceSessions.id, s.id), ne(voiceSessions.status, status)));
+      await this.store.updateVoiceSession(
+        tx,
+        s.id,
+        { status, endedReason: reason, endedAt: now, updatedAt: now },
+        status,
+      );
     }
   }
 
-  // ---------------------------------------------------------------- rendering
-
-  /** The client secret and pay URL of an intent while it is open or processing (else both null). */
-  payerAccess(row: IntentRow): { clientSecret: string | null; payUrl: string | null } {
-    if (row.status !== 'open' && row.status !== 'processing') return { clientSecret: null, payUrl: null };
-    const clientSecret = this.secrets.decrypt(row.clientSecretSealed, row.id);
-    return { clientSecret, payUrl: `${this.publicUrl()}/checkout/${row.id}#${clientSecret}` };
-  }
-
-  /** JSON:API resource of an intent (spec 001 A "Payment intent"). */
-  intentResource(row: IntentRow) {
-    const access = this.payerAccess(row);
-    return {
-      type: 'paymentIntent' as const,
-      id: row.id,
-      attributes: {
-        amount: row.amount,
-        currency: 'USD' as const,
-        description: row.description,
-        payUrl: access.payUrl,
-        clientSecret: access.clientSecret,
-        status: row.status as IntentStatus,
-        taxMode: row.taxMode,
-        taxAmount: row.taxAmount,
-        lineItems: row.lineItems,
-        expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
-        canceledAt: row.canceledAt ? row.canceledAt.toISOString() : null,
-        createdAt: row.createdAt.toISOString(),
-        updatedAt: row.updatedAt.toISOString(),
-      },
-      relationships: {
-        customerParty: { data: { type: 'party' as const, id: row.customerPartyId } },
-        cardPayment: {
-          data: row.cardPaymentId ? { type: 'cardPayment' as const, id: row.cardPaymentId } : null,
-        },
-        voiceSession: {
-          data: row.voiceSessionId ? { type: 'voiceSession' as const, id: row.voiceSessionId } : null,
-        },
-      },
-    };
-  }
+  // ---------------------------------------------------------------- reads for pages and operators
 
   /** The merchant's display name (for the checkout page). */
-  async merchantName(executor: Executor | undefined, partyId: string): Promise<string> {
-    const [row] = await (executor ?? this.db)
-      .select({ name: parties.name })
-      .from(parties)
-      .where(eq(parties.id, partyId))
-      .limit(1);
-    return row?.name ?? 'Merchant';
+  async merchantName(partyId: string): Promise<string> {
+    return (await this.store.partyName(partyId)) ?? 'Merchant';
   }
 
   /** Card payments by id (operators). */
-  async cardPaymentsById(ids: string[]): Promise<CardPaymentRow[]> {
-    return this.db.select().from(cardPayments).where(inArray(cardPayments.id, ids));
+  cardPaymentsById(ids: string[]): Promise<CardPaymentRow[]> {
+    return this.store.cardPaymentsByIds(ids);
   }
-}
-
-/** JSON:API resource of a card payment (spec 001 A "Card payment"; fields after `channel` are ours). */
-export function cardPaymentResource(row: CardPaymentRow) {
-  return {
-    type: 'cardPayment' as const,
-    id: row.id,
-    attributes: {
-      amount: row.amount,
-      currency: 'USD' as const,
-      status: row.status as CardPaymentStatus,
-      brand: row.brand,
-      last4: row.last4,
-      channel: row.channel,
-      failureCode: row.failureCode,
-      failureMessage: row.failureMessage,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-    },
-    relationships: {
-      paymentIntent: { data: { type: 'paymentIntent' as const, id: row.paymentIntentId } },
-      voiceSession: {
-        data: row.voiceSessionId ? { type: 'voiceSession' as const, id: row.voiceSessionId } : null,
-      },
-    },
-  };
-}
-
-/** JSON:API resource of a voice session. */
-export function voiceSessionResource(row: VoiceSessionRow) {
-  return {
-    type: 'voiceSession' as const,
-    id: row.id,
-    attributes: {
-      status: row.status as VoiceSessionStatus,
-      channel: 'voice' as const,
-      endedReason: row.endedReason,
-      endedAt: row.endedAt ? row.endedAt.toISOString() : null,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-    },
-    relationships: {
-      paymentIntent: { data: { type: 'paymentIntent' as const, id: row.paymentIntentId } },
-      cardPayment: {
-        data: row.cardPaymentId ? { type: 'cardPayment' as const, id: row.cardPaymentId } : null,
-      },
-    },
-  };
 }
 
 /**

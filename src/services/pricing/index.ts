@@ -1,11 +1,10 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
-import { PricingKeyService } from './api-keys.ts';
+import { createKeyStore, issueKey } from './api-keys.ts';
 import { PricingCatalog } from './catalog.ts';
-import { registerOpsRoutes } from './ops-routes.ts';
 import { formatPricingError } from './pricing-errors.ts';
-import { registerPricingRoutes } from './pricing-routes.ts';
 import { ProjectService } from './projects.ts';
+import { registerOpsRoutes, registerPricingRoutes } from './routes/index.ts';
 import { DEMO_PROJECT, seedDemoCatalog } from './seed-data.ts';
 
 /**
@@ -38,38 +37,30 @@ export const pricingService: ServiceDefinition = {
     },
   },
   setup(ctx) {
-    const keys = new PricingKeyService(ctx.db, ctx.clock);
+    const keys = createKeyStore(ctx);
     const projects = new ProjectService(ctx.db, ctx.clock);
     const catalog = new PricingCatalog(ctx.db, ctx.clock);
-    let unlisten: (() => Promise<void>) | undefined;
-
     return {
       async routes(app) {
-        unlisten = await keys.listenForRevocations(ctx.notifier);
         await registerPricingRoutes(app, { keys, catalog });
-        await registerOpsRoutes(app, { projects, keys });
+        await registerOpsRoutes(app, { projects, keys, db: ctx.db });
       },
       async seed(tx) {
         if (!(await projects.exists(DEMO_PROJECT.slug, tx))) {
           const project = await projects.create(DEMO_PROJECT, tx);
           await seedDemoCatalog(tx, project.id, ctx.clock);
         }
-        const read = await keys.issue(
-          { projectSlug: DEMO_PROJECT.slug, permission: 'read', label: 'demo read key (first start)' },
-          tx,
-        );
-        const readWrite = await keys.issue(
-          {
-            projectSlug: DEMO_PROJECT.slug,
-            permission: 'read_write',
-            label: 'demo read_write key (first start)',
-          },
-          tx,
-        );
+        const read = await issueKey(keys, tx, {
+          projectSlug: DEMO_PROJECT.slug,
+          permission: 'read',
+          label: 'demo read key (first start)',
+        });
+        const readWrite = await issueKey(keys, tx, {
+          projectSlug: DEMO_PROJECT.slug,
+          permission: 'read_write',
+          label: 'demo read_write key (first start)',
+        });
         return { projectSlug: DEMO_PROJECT.slug, readKey: read.key, readWriteKey: readWrite.key };
-      },
-      async stop() {
-        await unlisten?.();
       },
     };
   },

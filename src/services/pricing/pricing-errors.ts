@@ -1,4 +1,11 @@
-import { ApiError, type FieldIssue, invalidRequest, type ValidationError } from '../../platform/errors.ts';
+import {
+  ApiError,
+  type FieldIssue,
+  invalidRequest,
+  isPlatformErrorCode,
+  type PlatformCodeMap,
+  type ValidationError,
+} from '../../platform/errors.ts';
 
 /**
  * Errors of the pricing-plan service (spec document 001, section B, "Errors"): a flat body `{error, message}`, where
@@ -28,10 +35,20 @@ export const PricingErrorName = {
 } as const;
 
 /** Platform codes (validation, operator token, Fastify's own 4xx, 500) mapped to this service's names. */
-const PLATFORM_CODES: Record<string, string> = {
+const PLATFORM_CODES: PlatformCodeMap<string> = {
   validation_failed: PricingErrorName.validation,
+  bad_request: 'bad_request',
+  invalid_pagination: PricingErrorName.validation,
   operator_unauthenticated: PricingErrorName.unauthorized,
+  not_found: PricingErrorName.notFound,
+  idempotency_key_reused: 'idempotency_key_reused',
+  idempotency_key_in_use: 'idempotency_key_in_use',
+  payload_too_large: 'payload_too_large',
+  uri_too_long: 'uri_too_long',
+  unsupported_media_type: 'unsupported_media_type',
+  rate_limited: PricingErrorName.rateLimited,
   internal: PricingErrorName.internal,
+  service_unavailable: 'service_unavailable',
 };
 
 /** 401: no `Authorization: Bearer <API_KEY>` header. */
@@ -127,5 +144,10 @@ export function invalidFields(issues: FieldIssue[]): ValidationError {
  * `internal_error`); Fastify's own 4xx keep theirs (`bad_request`, `payload_too_large`, `not_found`, ...).
  */
 export function formatPricingError(error: ApiError, _request?: unknown): { body: unknown } {
-  return { body: { error: PLATFORM_CODES[error.code] ?? error.code, message: error.message } };
+  return {
+    body: {
+      error: isPlatformErrorCode(error.code) ? PLATFORM_CODES[error.code] : error.code,
+      message: error.message,
+    },
+  };
 }

@@ -3,7 +3,7 @@ import type { CountableData } from './db/schema.ts';
 import { invalidFields } from './pricing-errors.ts';
 
 /**
- * The rules of plan and feature values (spec B and its anchor, NOTES.md), checked before anything is written. The
+ * The rules of plan and feature values (spec B and its anchor), checked before anything is written. The
  * request schemas (pricing-schemas.ts) use the same limits; these functions also check what a JSON Schema cannot
  * (decimal places, blank names, fields that must agree), and they are what the domain relies on.
  */

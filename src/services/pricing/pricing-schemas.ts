@@ -245,39 +245,5 @@ export const ProjectSchema = Type.Object({
   updatedAt: Timestamp('ISO 8601'),
 });
 
-export const ProjectSlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 200 }) });
-
-export const IssueKeyBody = Type.Object(
-  {
-    permission: PermissionSchema,
-    label: Type.Optional(Type.String({ maxLength: 200 })),
-    rateLimitPerMinute: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Requests per minute; default 100.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const KeyRecordSchema = Type.Object({
-  id: Type.Integer(),
-  projectSlug: Type.String(),
-  permission: PermissionSchema,
-  hint: Type.String({ description: 'Last four characters of the key' }),
-  label: Type.Union([Type.String(), Type.Null()]),
-  rateLimitPerMinute: Type.Integer(),
-  createdAt: Timestamp('ISO 8601'),
-  revokedAt: Type.Union([Timestamp('ISO 8601'), Type.Null()]),
-});
-
-export const IssuedKeySchema = Type.Intersect([
-  KeyRecordSchema,
-  Type.Object({
-    key: Type.String({ description: 'The key itself (`cpk_...`). Shown once; only its SHA-256 is stored.' }),
-  }),
-]);
-
-export const KeyListQuery = Type.Object({
-  include_revoked: Type.Optional(StringEnum(['true', 'false'] as const)),
-});
-
-export const KeyIdParams = Type.Object({ id: Id('Key id') });
+/** A project's slug in operator requests. */
+export const ProjectSlugSchema = Type.String({ minLength: 1, maxLength: 200 });

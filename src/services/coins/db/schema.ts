@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the coin-listing service (schema `coins`). */
 export const coinsSchema = pgSchema('coins');
@@ -34,14 +35,9 @@ export const coins = coinsSchema.table(
 export const apiKeys = coinsSchema.table(
   'api_keys',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    ...credentialColumns(),
     tier: text('tier', { enum: ['demo', 'pro'] }).notNull(),
-    keyHash: text('key_hash').notNull().unique(),
-    hint: text('hint').notNull(),
-    label: text('label'),
     rateLimitPerMinute: integer('rate_limit_per_minute'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (t) => [check('api_keys_tier_check', sql`${t.tier} in ('demo', 'pro')`)],
 );

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Coingecko from '@coingecko/coingecko-typescript';
+import { baseUrlOf, startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
-import { baseUrlOf, startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { coinsService } from '../index.ts';
 
 /**
- * The official CoinGecko client (`@coingecko/coingecko-typescript`) pointed at our service, as NOTES.md describes:
+ * The official CoinGecko client (`@coingecko/coingecko-typescript`) pointed at our service (base URL `/api/v3`):
  * its own key header switched off, ours set as a default header.
  */
 describe('coins: the official CoinGecko TypeScript client', () => {

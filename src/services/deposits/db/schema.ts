@@ -11,6 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the deposit-address service (schema `deposits`). uint256 amounts are `numeric(78,0)`, read as strings. */
 export const depositsSchema = pgSchema('deposits');
@@ -20,14 +21,9 @@ export const depositsSchema = pgSchema('deposits');
  * Only the SHA-256 of the key is stored.
  */
 export const apiKeys = depositsSchema.table('api_keys', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  keyHash: text('key_hash').notNull().unique(),
-  hint: text('hint').notNull(),
-  label: text('label'),
+  ...credentialColumns(),
   versions: text('versions').array().notNull(),
   rateLimitPerMinute: integer('rate_limit_per_minute'),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-  revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { depositsService } from '../index.ts';
 
 const START = Date.UTC(2026, 0, 1, 12, 0, 0);

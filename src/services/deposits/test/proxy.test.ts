@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { depositsService } from '../index.ts';
 
 const UNKNOWN_VAULT = `/v1/stablecoin-gateway/deposit-addresses/0x${'7'.repeat(40)}`;

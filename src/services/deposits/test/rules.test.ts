@@ -16,8 +16,8 @@ import {
   keccak256,
   toHex,
 } from 'viem';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { readDepositsConfig } from '../deposits-config.ts';
 import { depositsService } from '../index.ts';
 

@@ -11,6 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the entity-events webhook service (spec 002, section G), Postgres schema `entity_events`. */
 export const entityEventsSchema = pgSchema('entity_events');
@@ -38,15 +39,10 @@ export const tenants = entityEventsSchema.table('tenants', {
 export const apiKeys = entityEventsSchema.table(
   'api_keys',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    ...credentialColumns(),
     tenantId: text('tenant_id')
       .notNull()
       .references(() => tenants.id),
-    keyHash: text('key_hash').notNull().unique(),
-    hint: text('hint').notNull(),
-    label: text('label'),
-    createdAt: ts('created_at').notNull(),
-    revokedAt: ts('revoked_at'),
   },
   (t) => [index('api_keys_tenant_idx').on(t.tenantId)],
 );

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { OutboundHttp } from '../../../platform/outbound-http.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { DeliveryEngine } from '../delivery.ts';
 import { EventStore } from '../events.ts';
 import { entityEventsService } from '../index.ts';
 import { EntityEventSimulator } from '../simulator.ts';
-import { TenantDirectory } from '../tenants.ts';
 import { WebhookService } from '../webhooks.ts';
 import { type PythonReceiver, type Received, startPythonReceiver } from './support/receiver.ts';
 
@@ -477,13 +476,18 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     const engine = new DeliveryEngine(
       running.ctx.db,
       clock,
-      running.ctx.jobs,
       guarded,
       new WebhookService(running.ctx.db, clock, running.ctx.secrets),
       500,
     );
     try {
-      const principal = await new TenantDirectory(running.ctx.db, clock).authenticate(keyA);
+      const [key] = (
+        await running.ctx.pool.query(
+          'select k.id, k.tenant_id, t.partner_id from entity_events.api_keys k join entity_events.tenants t on t.id = k.tenant_id where t.id = $1 limit 1',
+          [tenantA],
+        )
+      ).rows as { id: number; tenant_id: string; partner_id: string }[];
+      const principal = { keyId: key!.id, tenantId: key!.tenant_id, partnerId: key!.partner_id };
       const [outcome] = await engine.checkConnectivity(principal, w.webhook_id);
       assert.equal(outcome!.success, false);
       assert.match(outcome!.error ?? '', /^blocked_address/);

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import {
   OutboundHttp,
   type OutboundRequest,
   type OutboundResponse,
 } from '../../../platform/outbound-http.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { entityEventsService } from '../index.ts';
 
 /** The platform's outbound client (SSRF guard included) that also records every URL it is asked to call. */
@@ -82,8 +82,18 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         assert.equal(res.json().response_context.request_status, 'failure');
         assert.equal(res.json().error.code, 'unauthenticated');
       }
-      const issued = await ops('POST', `/_ops/tenants/${tenantB.tenant_id}/keys`, { label: 'tmp' });
+      // The platform's /_ops/keys routes (one shape in every service): the tenant is a body field.
+      const issued = await ops('POST', '/_ops/keys', { tenantId: tenantB.tenant_id, label: 'tmp' });
       assert.equal(issued.statusCode, 201, issued.body);
+      assert.equal(issued.json().tenantId, tenantB.tenant_id);
+      assert.equal(issued.json().response_context.request_status, 'success');
+      const listed = await ops('GET', `/_ops/keys?tenantId=${tenantB.tenant_id}`);
+      assert.deepEqual(
+        listed.json().keys.map((k: { tenantId: string }) => k.tenantId),
+        listed.json().keys.map(() => tenantB.tenant_id),
+      );
+      assert.ok(listed.json().keys.some((k: { id: number }) => k.id === issued.json().id));
+      assert.equal((await ops('POST', '/_ops/keys', { tenantId: 'tn_nope' })).statusCode, 404);
       assert.equal((await call('GET', '/v2/webhooks', issued.json().key)).statusCode, 200);
       assert.equal((await ops('POST', `/_ops/keys/${issued.json().id}/revoke`)).statusCode, 200);
       assert.equal((await call('GET', '/v2/webhooks', issued.json().key)).statusCode, 401);

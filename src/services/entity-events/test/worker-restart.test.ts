@@ -4,10 +4,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import {
+  createTestDatabase,
+  TEST_OPERATOR_TOKEN,
+  type TestDatabase,
+} from '../../../../test/support/platform.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { createTestDatabase, TEST_OPERATOR_TOKEN, type TestDatabase } from '../../../platform/testing.ts';
 import { entityEventsService } from '../index.ts';
 import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
 import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';

@@ -4,12 +4,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { type CliProcess, startCli } from '../../../../test/support/cli-process.ts';
+import {
+  createTestDatabase,
+  TEST_OPERATOR_TOKEN,
+  type TestDatabase,
+} from '../../../../test/support/platform.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { createTestDatabase, TEST_OPERATOR_TOKEN, type TestDatabase } from '../../../platform/testing.ts';
-import { type CliProcess, startCli } from '../../../platform/testing-cli.ts';
-import { DELIVER_TASK } from '../events.ts';
+import { deliverTask } from '../entity-events-jobs.ts';
 import { entityEventsService } from '../index.ts';
 import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
 import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';
@@ -119,7 +123,7 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
          from graphile_worker._private_jobs j
          join graphile_worker._private_tasks t on t.id = j.task_id
         where t.identifier = $1 and j.locked_at is not null`,
-      [DELIVER_TASK],
+      [deliverTask.name],
     )
   ).rows as { key: string | null; delivery_id: string }[];
   const lockedIds = new Set(locked.map((j) => j.delivery_id));
@@ -142,7 +146,7 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
       `select count(*) filter (where locked_at is null and key = $2)::int as runnable,
               count(*) filter (where locked_at is not null and key is not null)::int as locked_keyed
          from graphile_worker._private_jobs where payload->>'deliveryId' = $1`,
-      [d.id, `${DELIVER_TASK}:${d.id}`],
+      [d.id, `${deliverTask.name}:${d.id}`],
     );
     assert.deepEqual(rows[0], { runnable: 1, locked_keyed: 0 }, `a runnable job for ${d.id}`);
   }

@@ -11,6 +11,7 @@ import {
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /**
  * Tables of the sports-odds service (schema `odds`, spec document 002, section F; anchor TheRundown API v2).
@@ -237,12 +238,7 @@ export const changes = oddsSchema.table(
 
 /** API keys (`X-Odds-Key`), stored as SHA-256 hashes, each on a plan (lookback and requests per minute). */
 export const apiKeys = oddsSchema.table('api_keys', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  keyHash: text('key_hash').notNull().unique(),
-  hint: text('hint').notNull(),
-  label: text('label'),
+  ...credentialColumns(),
   plan: text('plan', { enum: ['free', 'starter', 'pro', 'enterprise'] }).notNull(),
   rateLimitPerMinute: integer('rate_limit_per_minute'),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-  revokedAt: timestamp('revoked_at', { withTimezone: true }),
 });

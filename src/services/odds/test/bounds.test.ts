@@ -4,15 +4,25 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Static } from '@sinclair/typebox';
 import { sql } from 'drizzle-orm';
 import WebSocket from 'ws';
-import { baseUrlOf } from '../../../platform/testing.ts';
+import type { OpenApiDoc } from '../../../../test/support/json.ts';
+import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { DELTA_DEFAULT_LIMIT, DELTA_MAX_LIMIT } from '../catalog.ts';
 import { derivedEventUuid, EVENT_UUID_NAMESPACE } from '../event-uuid.ts';
-import { type Answer, assertError, nbaEvent, type OddsHarness, startOdds } from './support.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
+import { dayWindow } from '../odds-query.ts';
+import type { DeltaResponse } from '../odds-schemas.ts';
+import {
+  type Answer,
+  assertError,
+  deltaOf,
+  type EventsBody,
+  eventsOf,
+  nbaEvent,
+  type OddsHarness,
+  startOdds,
+} from './support.ts';
 
 let h: OddsHarness;
 let wsBase: string;
@@ -28,12 +38,9 @@ before(async () => {
 });
 after(async () => h?.close());
 
-const ok = async (url: string, key?: string): Promise<Json> => {
-  const res = await h.get(url, key);
-  assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
-  return res.json();
-};
-const ids = (body: Json): string[] => body.events.map((e: Json) => e.event_id);
+const ok = async (url: string, key?: string) => eventsOf(await h.get(url, key));
+const delta = async (url: string) => deltaOf(await h.get(url));
+const ids = (body: EventsBody): string[] => body.events.map((e) => e.event_id);
 
 describe('offset: -840..840 minutes (UTC-14..UTC+14), integers only', () => {
   test('both bounds are accepted and move the day window exactly', async () => {
@@ -60,10 +67,12 @@ describe('offset: -840..840 minutes (UTC-14..UTC+14), integers only', () => {
   });
 
   test('the OpenAPI document states the range', async () => {
-    const doc = (await h.platform.app('odds').inject({ method: 'GET', url: '/openapi.json' })).json();
-    const param = doc.paths['/api/v2/sports/{sportID}/events/{date}'].get.parameters.find(
-      (p: Json) => p.name === 'offset' && p.in === 'query',
-    );
+    const doc = (
+      await h.platform.app('odds').inject({ method: 'GET', url: '/openapi.json' })
+    ).json() as OpenApiDoc;
+    const param = doc.paths['/api/v2/sports/{sportID}/events/{date}']!.get!.parameters!.find(
+      (p) => p.name === 'offset' && p.in === 'query',
+    )!;
     assert.equal(param.schema.type, 'integer');
     assert.deepEqual([param.schema.minimum, param.schema.maximum], [-840, 840]);
   });
@@ -71,9 +80,9 @@ describe('offset: -840..840 minutes (UTC-14..UTC+14), integers only', () => {
 
 describe('delta feed limit: default 1000, 1..5000', () => {
   let cursor: number;
-  let total: Json[];
+  let total: Static<typeof DeltaResponse>['deltas'];
   before(async () => {
-    cursor = (await ok('/api/v2/sports/4/events/2026-11-28')).meta.delta_last_id;
+    cursor = (await ok('/api/v2/sports/4/events/2026-11-28')).meta.delta_last_id!;
     // 14 prices per event: 370 events make more than 5000 change rows.
     const events = Array.from({ length: 370 }, (_, i) => nbaEvent(`dl-${i}`, '2026-11-28T00:30:00Z'));
     const res = await h.ingest(events);
@@ -81,7 +90,7 @@ describe('delta feed limit: default 1000, 1..5000', () => {
     total = [];
     let last = cursor;
     for (;;) {
-      const page = await ok(`/api/v2/markets/delta?last_id=${last}&limit=${DELTA_MAX_LIMIT}`);
+      const page = await delta(`/api/v2/markets/delta?last_id=${last}&limit=${DELTA_MAX_LIMIT}`);
       total.push(...page.deltas);
       last = page.meta.delta_last_id;
       if (!page.meta.has_more) break;
@@ -90,23 +99,23 @@ describe('delta feed limit: default 1000, 1..5000', () => {
   });
 
   test('without limit: the first 1000 changes, has_more, the cursor is the last returned id', async () => {
-    const page = await ok(`/api/v2/markets/delta?last_id=${cursor}`);
+    const page = await delta(`/api/v2/markets/delta?last_id=${cursor}`);
     assert.equal(page.meta.count, 1000);
     assert.equal(page.deltas.length, 1000);
     assert.equal(page.meta.has_more, true);
-    assert.equal(page.meta.delta_last_id, page.deltas[999].id);
+    assert.equal(page.meta.delta_last_id, page.deltas[999]!.id);
     assert.deepEqual(
-      page.deltas.map((d: Json) => d.id),
+      page.deltas.map((d) => d.id),
       total.slice(0, 1000).map((d) => d.id),
     );
   });
 
   test('limit=5000 (the max) returns 5000; limit=1 returns 1', async () => {
-    const max = await ok(`/api/v2/markets/delta?last_id=${cursor}&limit=5000`);
+    const max = await delta(`/api/v2/markets/delta?last_id=${cursor}&limit=5000`);
     assert.equal(max.meta.count, 5000);
     assert.equal(max.meta.has_more, true);
     assert.equal(max.meta.delta_last_id, total[4999]!.id);
-    const one = await ok(`/api/v2/markets/delta?last_id=${cursor}&limit=1`);
+    const one = await delta(`/api/v2/markets/delta?last_id=${cursor}&limit=1`);
     assert.deepEqual([one.meta.count, one.meta.has_more, one.meta.delta_last_id], [1, true, total[0]!.id]);
   });
 
@@ -121,8 +130,10 @@ describe('delta feed limit: default 1000, 1..5000', () => {
   });
 
   test('the OpenAPI document states the range and the default', async () => {
-    const doc = (await h.platform.app('odds').inject({ method: 'GET', url: '/openapi.json' })).json();
-    const param = doc.paths['/api/v2/markets/delta'].get.parameters.find((p: Json) => p.name === 'limit');
+    const doc = (
+      await h.platform.app('odds').inject({ method: 'GET', url: '/openapi.json' })
+    ).json() as OpenApiDoc;
+    const param = doc.paths['/api/v2/markets/delta']!.get!.parameters!.find((p) => p.name === 'limit')!;
     assert.deepEqual(
       [param.schema.minimum, param.schema.maximum, param.schema.default],
       [1, DELTA_MAX_LIMIT, DELTA_DEFAULT_LIMIT],
@@ -165,7 +176,7 @@ function assertLimited(res: Answer) {
 describe("requests per minute: one budget per key across every route (the key's plan)", () => {
   test('a mix of routes exhausts it together: 429 with Retry-After on every route', async () => {
     const event = await ok('/api/v2/events/o-east');
-    const lineId = event.events[0].markets[0].participants[0].lines[0].id;
+    const lineId = event.events[0]!.markets[0]!.participants[0]!.lines[0]!.id;
     const cursor = event.meta.delta_last_id;
     const routes = [
       '/api/v2/sports/4/events/2026-11-23',
@@ -233,8 +244,8 @@ describe('event_uuid: a compatibility UUID v5 derived from event_id when the sou
       nbaEvent('u2', '2026-11-24T01:00:00Z'),
     ]);
     assert.equal(res.statusCode, 200, res.body);
-    const u1 = (await ok('/api/v2/events/u1')).events[0].event_uuid;
-    const u2 = (await ok('/api/v2/events/u2')).events[0].event_uuid;
+    const u1 = (await ok('/api/v2/events/u1')).events[0]!.event_uuid;
+    const u2 = (await ok('/api/v2/events/u2')).events[0]!.event_uuid;
     // Pinned values: any instance, after any restart, serves these for these ids.
     assert.equal(u1, 'a3a369fc-01a7-584f-918b-c72fd2fa2cd5');
     assert.equal(u2, 'cb8fdbbf-1bad-583b-9010-2668f2d86055');
@@ -245,7 +256,7 @@ describe('event_uuid: a compatibility UUID v5 derived from event_id when the sou
     assert.notEqual(u1, 'u1');
     const day = await ok('/api/v2/sports/4/events/2026-11-24');
     assert.deepEqual(
-      day.events.map((e: Json) => [e.event_id, e.event_uuid]),
+      day.events.map((e) => [e.event_id, e.event_uuid]),
       [
         ['u1', u1],
         ['u2', u2],
@@ -254,16 +265,16 @@ describe('event_uuid: a compatibility UUID v5 derived from event_id when the sou
     // A later ingest of the same event (new prices) keeps it.
     h.clock.advance(1000);
     await h.ingest([nbaEvent('u1', '2026-11-24T00:30:00Z', { mlAway: 160, mlHome: -180 })]);
-    assert.equal((await ok('/api/v2/events/u1')).events[0].event_uuid, u1);
+    assert.equal((await ok('/api/v2/events/u1')).events[0]!.event_uuid, u1);
   });
 
   test("a source's own event_uuid is served as given and kept by later ingests without one", async () => {
     const given = '0f3c6b0e-6a3e-4c47-9d7e-2b1f0a7c9e11';
     await h.ingest([{ ...nbaEvent('u3', '2026-11-24T02:00:00Z'), event_uuid: given }]);
-    assert.equal((await ok('/api/v2/events/u3')).events[0].event_uuid, given);
+    assert.equal((await ok('/api/v2/events/u3')).events[0]!.event_uuid, given);
     h.clock.advance(1000);
     await h.ingest([nbaEvent('u3', '2026-11-24T02:00:00Z', { mlAway: 160, mlHome: -180 })]);
-    assert.equal((await ok('/api/v2/events/u3')).events[0].event_uuid, given);
+    assert.equal((await ok('/api/v2/events/u3')).events[0]!.event_uuid, given);
   });
 
   test('a stored copy of event_id (the fallback of earlier versions) is replaced by the derived UUID', async () => {
@@ -272,6 +283,17 @@ describe('event_uuid: a compatibility UUID v5 derived from event_id when the sou
     );
     h.clock.advance(1000);
     await h.ingest([nbaEvent('u2', '2026-11-24T01:00:00Z', { mlAway: 170, mlHome: -190 })]);
-    assert.equal((await ok('/api/v2/events/u2')).events[0].event_uuid, derivedEventUuid('u2'));
+    assert.equal((await ok('/api/v2/events/u2')).events[0]!.event_uuid, derivedEventUuid('u2'));
+  });
+});
+
+describe('day windows (dayWindow)', () => {
+  test('years 0000-0099 are those years (Date.UTC would read 0050 as 1950); the offset moves the boundary', () => {
+    const { start, end } = dayWindow('0050-03-01', 300);
+    assert.equal(start.toISOString(), '0050-03-01T05:00:00.000Z');
+    assert.equal(end.toISOString(), '0050-03-02T05:00:00.000Z');
+    assert.equal(dayWindow('2026-11-23', 0).start.toISOString(), '2026-11-23T00:00:00.000Z');
+    for (const bad of ['0050-02-29', '2026-02-30', '2026-1-01'])
+      assert.throws(() => dayWindow(bad, 0), /calendar date/, bad);
   });
 });

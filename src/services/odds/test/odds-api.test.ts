@@ -1,5 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Static } from '@sinclair/typebox';
+import { bodyAs, type Json } from '../../../../test/support/json.ts';
+import {
+  AffiliatesResponse,
+  type EventSchema,
+  EventsEnvelope,
+  MarketsResponse,
+  PlayerResponse,
+  PlayersResponse,
+  SportsResponse,
+  TeamResponse,
+  TeamsResponse,
+} from '../odds-schemas.ts';
 import {
   ARSENAL,
   assertError,
@@ -12,8 +25,6 @@ import {
   TATUM,
 } from './support.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 const START = '2026-11-23T03:00:00Z';
 
 let h: OddsHarness;
@@ -33,13 +44,11 @@ after(async () => h?.close());
 const events = async (url: string) => {
   const res = await h.get(url);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { meta: { delta_last_id: number }; events: Json[] };
+  return bodyAs(res, EventsEnvelope);
 };
-const bookIds = (e: Json) =>
+const bookIds = (e: Static<typeof EventSchema>) =>
   new Set(
-    e.markets.flatMap((m: Json) =>
-      m.participants.flatMap((p: Json) => p.lines.flatMap((l: Json) => Object.keys(l.prices))),
-    ),
+    e.markets.flatMap((m) => m.participants.flatMap((p) => p.lines.flatMap((l) => Object.keys(l.prices)))),
   );
 
 describe('authentication and errors', () => {
@@ -48,7 +57,7 @@ describe('authentication and errors', () => {
     assertError(await h.get('/api/v2/sports', `odds_${'A'.repeat(43)}`), 401, 'unauthorized');
     const k = await h.issueKey('free');
     assert.equal((await h.get('/api/v2/sports', k.key)).statusCode, 200);
-    assert.equal((await h.ops('DELETE', `/_ops/keys/${k.id}`)).statusCode, 200);
+    assert.equal((await h.ops('POST', `/_ops/keys/${k.id}/revoke`)).statusCode, 200);
     assertError(await h.get('/api/v2/sports', k.key), 401, 'unauthorized');
   });
 
@@ -63,14 +72,14 @@ describe('authentication and errors', () => {
 describe('events by sport and date', () => {
   test('envelope {meta: {delta_last_id}, events}; default market_ids 1,2,3 (the prop is left out)', async () => {
     const body = await events('/api/v2/sports/4/events/2026-11-23');
-    assert.ok(body.meta.delta_last_id > 0);
+    assert.ok(body.meta.delta_last_id! > 0);
     assert.deepEqual(
       body.events.map((e) => e.event_id),
       ['nba-1', 'nba-2'],
     );
     const e = body.events[0]!;
     assert.deepEqual(
-      e.markets.map((m: Json) => m.market_id),
+      e.markets.map((m) => m.market_id),
       [1, 2, 3],
     );
     assert.equal(e.score.event_status, 'STATUS_SCHEDULED');
@@ -102,7 +111,7 @@ describe('events by sport and date', () => {
     assert.equal(res.statusCode, 200, res.body);
     const body = await events('/api/v2/sports/11/events/2026-11-22');
     assert.deepEqual(
-      body.events[0]!.markets.map((m: Json) => m.market_id),
+      body.events[0]!.markets.map((m) => m.market_id),
       [1, 3, 563],
     );
   });
@@ -110,7 +119,7 @@ describe('events by sport and date', () => {
   test('market_ids selects markets; more than 12 is a 400; a non-integer is a 400', async () => {
     const body = await events('/api/v2/sports/4/events/2026-11-23?market_ids=29');
     assert.deepEqual(
-      body.events[0]!.markets.map((m: Json) => m.market_id),
+      body.events[0]!.markets.map((m) => m.market_id),
       [29],
     );
     const twelve = Array.from({ length: 12 }, (_, i) => i + 1).join(',');
@@ -185,7 +194,7 @@ describe('events by sport and date', () => {
   test('main_line=true keeps only main lines of spreads and totals', async () => {
     const all = await events('/api/v2/sports/4/events/2026-11-23?market_ids=2');
     const values = (b: typeof all) =>
-      b.events[0]!.markets[0].participants.flatMap((p: Json) => p.lines.map((l: Json) => l.value)).sort();
+      b.events[0]!.markets[0]!.participants.flatMap((p) => p.lines.map((l) => l.value)).sort();
     assert.deepEqual(values(all), ['+4.5', '+6.5', '-4.5', '-6.5']);
     const main = await events('/api/v2/sports/4/events/2026-11-23?market_ids=2&main_line=true');
     assert.deepEqual(values(main), ['+4.5', '-4.5']);
@@ -195,25 +204,25 @@ describe('events by sport and date', () => {
     const lakers = await events(`/api/v2/sports/4/events/2026-11-23?participant_ids=${LAKERS}`);
     for (const m of lakers.events[0]!.markets)
       assert.deepEqual(
-        m.participants.map((p: Json) => p.id),
+        m.participants.map((p) => p.id),
         [LAKERS],
       );
     assert.deepEqual(
-      lakers.events[0]!.markets.map((m: Json) => m.market_id),
+      lakers.events[0]!.markets.map((m) => m.market_id),
       [1, 2],
     );
     const over = await events(
       '/api/v2/sports/4/events/2026-11-23?participant_type=TYPE_RESULT&participant_ids=0',
     );
     assert.deepEqual(
-      over.events[0]!.markets.map((m: Json) => [m.market_id, m.participants[0].name]),
+      over.events[0]!.markets.map((m) => [m.market_id, m.participants[0]!.name]),
       [[3, 'Over']],
     );
     const players = await events(
       '/api/v2/sports/4/events/2026-11-23?market_ids=1,29&participant_type=TYPE_PLAYER',
     );
     assert.deepEqual(
-      players.events[0]!.markets.map((m: Json) => m.market_id),
+      players.events[0]!.markets.map((m) => m.market_id),
       [29],
     );
     const ids = Array.from({ length: 100 }, (_, i) => i + 1).join(',');
@@ -243,37 +252,36 @@ describe('events by sport and date', () => {
   test('participant.id joins: TYPE_TEAM ids are teams[].team_id, TYPE_PLAYER ids resolve to players', async () => {
     const body = await events('/api/v2/sports/4/events/2026-11-23?market_ids=1,2,29');
     const e = body.events.find((x) => x.event_id === 'nba-1')!;
-    const teamIds = e.teams.map((t: Json) => t.team_id);
+    const teamIds = e.teams.map((t) => t.team_id);
     assert.deepEqual(teamIds, [LAKERS, CELTICS]);
-    assert.equal(e.teams[0].is_away, true);
-    for (const m of e.markets.filter((x: Json) => x.market_id !== 29))
+    assert.equal(e.teams[0]!.is_away, true);
+    for (const m of e.markets.filter((x) => x.market_id !== 29))
       for (const p of m.participants) assert.ok(teamIds.includes(p.id));
-    const prop = e.markets.find((x: Json) => x.market_id === 29);
-    assert.equal(prop.participants[0].id, TATUM);
-    const player = await h.get(`/api/v2/players/${prop.participants[0].id}`);
-    assert.equal(player.json().player.name, 'Jayson Tatum');
-    assert.equal(player.json().player.team_id, CELTICS);
+    const prop = e.markets.find((x) => x.market_id === 29)!;
+    assert.equal(prop.participants[0]!.id, TATUM);
+    const { player } = bodyAs(await h.get(`/api/v2/players/${prop.participants[0]!.id}`), PlayerResponse);
+    assert.equal(player.name, 'Jayson Tatum');
+    assert.equal(player.team_id, CELTICS);
   });
 
   test('a cached answer is recomputed after a change', async () => {
     const first = await events('/api/v2/sports/4/events/2026-11-23?market_ids=1&affiliate_ids=19');
     const price = () =>
-      first.events[0]!.markets[0].participants.find((p: Json) => p.id === LAKERS).lines[0].prices['19'].price;
+      first.events[0]!.markets[0]!.participants.find((p) => p.id === LAKERS)!.lines[0]!.prices['19']!.price;
     assert.equal(price(), 150);
     await h.ingest([nbaEvent('nba-1', START, { mlAway: 165, mlHome: -185 })]);
     const second = await events('/api/v2/sports/4/events/2026-11-23?market_ids=1&affiliate_ids=19');
     assert.equal(
-      second.events[0]!.markets[0].participants.find((p: Json) => p.id === LAKERS).lines[0].prices['19']
-        .price,
+      second.events[0]!.markets[0]!.participants.find((p) => p.id === LAKERS)!.lines[0]!.prices['19']!.price,
       165,
     );
-    assert.ok(second.meta.delta_last_id > first.meta.delta_last_id);
+    assert.ok(second.meta.delta_last_id! > first.meta.delta_last_id!);
     await h.ingest([nbaEvent('nba-1', START)]);
   });
 });
 
 describe('baseball schedule fields and ingest validation', () => {
-  const mlb = (id: string, schedule: Json) => ({
+  const mlb = (id: string, schedule: Record<string, Json>) => ({
     event_id: id,
     sport_id: 3,
     event_date: '2026-06-10T17:05:00Z',
@@ -316,32 +324,24 @@ describe('baseball schedule fields and ingest validation', () => {
 
 describe('teams, players and reference lists', () => {
   test("teams, a team's players, a sport's teams", async () => {
-    const team = await h.get(`/api/v2/teams/${CELTICS}`);
-    assert.equal(team.json().team.mascot, 'Celtics');
-    const players = await h.get(`/api/v2/teams/${CELTICS}/players`);
-    assert.deepEqual(
-      players
-        .json()
-        .players.map((p: Json) => p.name)
-        .sort(),
-      ['Jaylen Brown', 'Jayson Tatum'],
-    );
-    const nba = await h.get('/api/v2/sports/4/teams');
-    assert.equal(nba.json().teams.length, 30);
+    assert.equal(bodyAs(await h.get(`/api/v2/teams/${CELTICS}`), TeamResponse).team.mascot, 'Celtics');
+    const { players } = bodyAs(await h.get(`/api/v2/teams/${CELTICS}/players`), PlayersResponse);
+    assert.deepEqual(players.map((p) => p.name).sort(), ['Jaylen Brown', 'Jayson Tatum']);
+    assert.equal(bodyAs(await h.get('/api/v2/sports/4/teams'), TeamsResponse).teams.length, 30);
     assertError(await h.get('/api/v2/teams/9999'), 404, 'not_found');
     assertError(await h.get('/api/v2/players/9999'), 404, 'not_found');
   });
 
   test('sports, sportsbooks and markets carry the anchor ids', async () => {
-    const sports = (await h.get('/api/v2/sports')).json().sports;
-    assert.equal(sports.find((s: Json) => s.sport_id === 4).abbreviation, 'NBA');
+    const { sports } = bodyAs(await h.get('/api/v2/sports'), SportsResponse);
+    assert.equal(sports.find((s) => s.sport_id === 4)!.abbreviation, 'NBA');
     assert.equal(sports.length, 16);
-    const books = (await h.get('/api/v2/affiliates')).json().affiliates;
+    const books = bodyAs(await h.get('/api/v2/affiliates'), AffiliatesResponse).affiliates;
     assert.deepEqual(
-      books.map((b: Json) => b.affiliate_id),
+      books.map((b) => b.affiliate_id),
       [2, 3, 4, 6, 7, 9, 11, 19, 22, 23, 25],
     );
-    const markets = (await h.get('/api/v2/markets')).json().markets;
-    assert.equal(markets.find((m: Json) => m.id === 563).name, 'moneyline_3way');
+    const { markets } = bodyAs(await h.get('/api/v2/markets'), MarketsResponse);
+    assert.equal(markets.find((m) => m.id === 563)!.name, 'moneyline_3way');
   });
 });

@@ -58,6 +58,20 @@ describe('ResponseCache', () => {
     assert.ok(retried, 'a failed computation is not cached');
   });
 
+  test('a computation running when the generation moves still answers its callers; an answer over the bound is not kept', async () => {
+    const cache = new ResponseCache<PreparedBody>((b) => b.size, { maxBytes: 50 });
+    let release: (b: PreparedBody) => void = () => undefined;
+    const slow = cache.getOrCompute('k', 1, () => new Promise<PreparedBody>((r) => (release = r)));
+    await cache.getOrCompute('k', 2, async () => body(5));
+    release(body(7));
+    assert.equal((await slow).size, 7, 'the caller of the old generation got its answer');
+    assert.equal(cache.entryCount, 1);
+    assert.equal(cache.byteCount, 5, 'the old answer was not kept');
+    const big = await cache.getOrCompute('big', 2, async () => body(500));
+    assert.equal(big.size, 500);
+    assert.equal(cache.byteCount, 5);
+  });
+
   test('cacheKey ignores the order of query parameters', () => {
     assert.equal(cacheKey('r', { b: '2', a: 1, c: undefined }), cacheKey('r', { a: 1, b: '2' }));
   });

@@ -1,14 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertError, LAKERS, nbaEvent, type OddsHarness, startOdds } from './support.ts';
+import { bodyAs } from '../../../../test/support/json.ts';
+import { LineHistoryResponse } from '../odds-schemas.ts';
+import {
+  assertError,
+  deltaOf,
+  type EventsBody,
+  eventsOf,
+  LAKERS,
+  nbaEvent,
+  type OddsHarness,
+  startOdds,
+} from './support.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 const T0 = Date.parse('2026-11-22T12:00:00Z');
 const START = '2026-11-22T18:00:00Z';
-const lakersMl = (body: Json, book = '19') =>
-  body.events[0].markets.find((m: Json) => m.market_id === 1)?.participants.find((p: Json) => p.id === LAKERS)
-    ?.lines[0].prices[book];
+const lakersMl = (body: EventsBody, book = '19') =>
+  body.events[0]!.markets.find((m) => m.market_id === 1)?.participants.find((p) => p.id === LAKERS)?.lines[0]
+    ?.prices[book];
 
 describe('openers, closing, market history and the delta feed on a recorded price history', () => {
   let h: OddsHarness;
@@ -22,12 +31,12 @@ describe('openers, closing, market history and the delta feed on a recorded pric
   test('closing before the start is provisional (latest so far); openers are the first price', async () => {
     h.clock.set(T0 + 2 * 3_600_000);
     await h.ingest([nbaEvent('g1', START, { mlAway: 160, mlHome: -180 })]);
-    const closing = (await h.get('/api/v2/events/g1/closing')).json();
+    const closing = eventsOf(await h.get('/api/v2/events/g1/closing'));
     assert.equal(closing.meta.provisional, true);
-    assert.equal(lakersMl(closing).price, 160);
-    const openers = (await h.get('/api/v2/events/g1/openers')).json();
-    assert.equal(lakersMl(openers).price, 150);
-    assert.equal(lakersMl(openers).updated_at, '2026-11-22T12:00:00.000Z');
+    assert.equal(lakersMl(closing)!.price, 160);
+    const openers = eventsOf(await h.get('/api/v2/events/g1/openers'));
+    assert.equal(lakersMl(openers)!.price, 150);
+    assert.equal(lakersMl(openers)!.updated_at, '2026-11-22T12:00:00.000Z');
   });
 
   test('closing is the latest price at or before the start, not an in-play move', async () => {
@@ -35,32 +44,33 @@ describe('openers, closing, market history and the delta feed on a recorded pric
     await h.ingest([nbaEvent('g1', START, { mlAway: 170, mlHome: -190 })]);
     h.clock.set(Date.parse('2026-11-22T19:00:00Z'));
     await h.ingest([nbaEvent('g1', START, { mlAway: 240, mlHome: -280, status: 'STATUS_IN_PROGRESS' })]);
-    const closing = (await h.get('/api/v2/events/g1/closing')).json();
+    const closing = eventsOf(await h.get('/api/v2/events/g1/closing'));
     assert.equal(closing.meta.provisional, false);
-    assert.equal(lakersMl(closing).price, 170);
-    assert.equal(lakersMl(closing).updated_at, '2026-11-22T17:30:00.000Z');
-    assert.equal(lakersMl((await h.get('/api/v2/events/g1/openers')).json()).price, 150);
-    assert.equal(lakersMl((await h.get('/api/v2/events/g1')).json()).price, 240, 'current price');
+    assert.equal(lakersMl(closing)!.price, 170);
+    assert.equal(lakersMl(closing)!.updated_at, '2026-11-22T17:30:00.000Z');
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/g1/openers')))!.price, 150);
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/g1')))!.price, 240, 'current price');
   });
 
   test('hide_closed leaves out lines that are currently closed', async () => {
     const ev = nbaEvent('g1', START, { mlAway: 240, mlHome: -280, status: 'STATUS_IN_PROGRESS' });
-    (ev.markets[0]!.participants[0]!.lines[0]!.prices as Json)['19'].closed = true;
+    (ev.markets[0]!.participants[0]!.lines[0]!.prices as Record<string, { closed?: boolean }>)['19']!.closed =
+      true;
     await h.ingest([ev]);
-    const current = (await h.get('/api/v2/events/g1?market_ids=1')).json();
-    assert.ok(lakersMl(current).closed_at, 'the current answer marks it closed');
-    assert.equal(lakersMl((await h.get('/api/v2/events/g1/openers')).json()).price, 150);
-    assert.equal(lakersMl((await h.get('/api/v2/events/g1/openers?hide_closed=true')).json()), undefined);
-    assert.ok(lakersMl((await h.get('/api/v2/events/g1/openers?hide_closed=true')).json(), '23'));
-    assert.equal(lakersMl((await h.get('/api/v2/events/g1/closing')).json()).price, 170);
+    const current = eventsOf(await h.get('/api/v2/events/g1?market_ids=1'));
+    assert.ok(lakersMl(current)!.closed_at, 'the current answer marks it closed');
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/g1/openers')))!.price, 150);
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/g1/openers?hide_closed=true'))), undefined);
+    assert.ok(lakersMl(eventsOf(await h.get('/api/v2/events/g1/openers?hide_closed=true')), '23'));
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/g1/closing')))!.price, 170);
   });
 
   test('market history lists every change of a line, oldest first', async () => {
-    const current = (await h.get('/api/v2/events/g1?market_ids=1')).json();
-    const lineId = current.events[0].markets[0].participants.find((p: Json) => p.id === LAKERS).lines[0].id;
+    const current = eventsOf(await h.get('/api/v2/events/g1?market_ids=1'));
+    const lineId = current.events[0]!.markets[0]!.participants.find((p) => p.id === LAKERS)!.lines[0]!.id;
     const res = await h.get(`/api/v2/lines/${lineId}/history?affiliate_ids=19`);
     assert.equal(res.statusCode, 200, res.body);
-    const history = res.json().history as Json[];
+    const { history } = bodyAs(res, LineHistoryResponse);
     assert.deepEqual(
       history.map((c) => [c.change_type, c.price, c.previous_price]),
       [
@@ -75,37 +85,35 @@ describe('openers, closing, market history and the delta feed on a recorded pric
   });
 
   test('delta feed: continue from meta.delta_last_id; filters; limit and has_more', async () => {
-    const snap = (await h.get('/api/v2/events/g1')).json();
-    const cursor = snap.meta.delta_last_id;
-    const empty = (await h.get(`/api/v2/markets/delta?last_id=${cursor}`)).json();
+    const snap = eventsOf(await h.get('/api/v2/events/g1'));
+    const cursor = snap.meta.delta_last_id!;
+    const empty = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}`));
     assert.deepEqual(empty, { meta: { delta_last_id: cursor, count: 0, has_more: false }, deltas: [] });
     h.clock.advance(60_000);
     await h.ingest([nbaEvent('g1', START, { mlAway: 250, mlHome: -300, status: 'STATUS_HALFTIME' })]);
-    const all = (await h.get(`/api/v2/markets/delta?last_id=${cursor}`)).json();
+    const all = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}`));
     assert.ok(all.deltas.length >= 3);
-    assert.ok(all.deltas.every((d: Json) => d.id > cursor));
-    assert.ok(all.deltas.some((d: Json) => d.kind === 'event' && d.event_status === 'STATUS_HALFTIME'));
+    assert.ok(all.deltas.every((d) => d.id > cursor));
+    assert.ok(all.deltas.some((d) => d.kind === 'event' && d.event_status === 'STATUS_HALFTIME'));
     const reopened = all.deltas.find(
-      (d: Json) => d.affiliate_id === 19 && d.participant_id === LAKERS && d.market_id === 1,
-    );
+      (d) => d.affiliate_id === 19 && d.participant_id === LAKERS && d.market_id === 1,
+    )!;
     assert.equal(reopened.change_type, 'reopened');
     assert.equal(reopened.previous_price, 240);
     assert.equal(reopened.price, 250);
-    const dk = (await h.get(`/api/v2/markets/delta?last_id=${cursor}&affiliate_ids=23&market_ids=1`)).json();
-    assert.ok(
-      dk.deltas.every((d: Json) => d.kind === 'event' || (d.affiliate_id === 23 && d.market_id === 1)),
-    );
-    const page = (await h.get(`/api/v2/markets/delta?last_id=${cursor}&limit=1`)).json();
+    const dk = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}&affiliate_ids=23&market_ids=1`));
+    assert.ok(dk.deltas.every((d) => d.kind === 'event' || (d.affiliate_id === 23 && d.market_id === 1)));
+    const page = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}&limit=1`));
     assert.equal(page.meta.has_more, true);
-    assert.equal(page.meta.delta_last_id, page.deltas[0].id);
-    assert.equal(all.meta.delta_last_id, all.deltas.at(-1).id);
+    assert.equal(page.meta.delta_last_id, page.deltas[0]!.id);
+    assert.equal(all.meta.delta_last_id, all.deltas.at(-1)!.id);
     assertError(await h.get(`/api/v2/markets/delta?last_id=${cursor}&limit=5001`), 400, 'validation_error');
   });
 
   test('an unknown cursor and a cursor older than 30 minutes are 400s asking to re-bootstrap', async () => {
-    const snap = (await h.get('/api/v2/events/g1')).json();
+    const snap = eventsOf(await h.get('/api/v2/events/g1'));
     assertError(
-      await h.get(`/api/v2/markets/delta?last_id=${snap.meta.delta_last_id + 1000}`),
+      await h.get(`/api/v2/markets/delta?last_id=${snap.meta.delta_last_id! + 1000}`),
       400,
       'unknown_cursor',
       /re-bootstrap/,
@@ -116,7 +124,7 @@ describe('openers, closing, market history and the delta feed on a recorded pric
     assert.equal((await h.get(`/api/v2/markets/delta?last_id=${cursor}`)).statusCode, 200);
     h.clock.advance(2 * 60_000);
     assertError(await h.get(`/api/v2/markets/delta?last_id=${cursor}`), 400, 'stale_cursor', /re-bootstrap/);
-    const fresh = (await h.get('/api/v2/events/g1')).json().meta.delta_last_id;
+    const fresh = eventsOf(await h.get('/api/v2/events/g1')).meta.delta_last_id;
     assert.equal((await h.get(`/api/v2/markets/delta?last_id=${fresh}`)).statusCode, 200);
   });
 });

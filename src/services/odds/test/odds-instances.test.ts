@@ -10,15 +10,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
+import { baseUrlOf, TEST_OPERATOR_TOKEN } from '../../../../test/support/platform.ts';
+import { waitUntil } from '../../../../test/support/wait.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { baseUrlOf, TEST_OPERATOR_TOKEN } from '../../../platform/testing.ts';
 import { oddsService } from '../index.ts';
-import { assertError, LAKERS, nbaEvent, type OddsHarness, startOdds } from './support.ts';
+import {
+  assertError,
+  type EventsBody,
+  eventsOf,
+  LAKERS,
+  nbaEvent,
+  type OddsHarness,
+  type StreamMessageBody,
+  startOdds,
+} from './support.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 const START = '2026-11-23T00:30:00Z';
 
 let a: OddsHarness;
@@ -56,65 +64,56 @@ after(async () => {
 const bApp = () => b.services.get('odds')!.app!;
 const bGet = (url: string, key = a.key) =>
   bApp().inject({ method: 'GET', url, headers: { 'x-odds-key': key } });
-const lakersMl = (body: Json) =>
-  body.events[0].markets.find((m: Json) => m.market_id === 1).participants.find((p: Json) => p.id === LAKERS)
-    .lines[0].prices['19'].price;
-
-async function until(check: () => boolean, what: string, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const lakersMl = (body: EventsBody) =>
+  body.events[0]!.markets.find((m) => m.market_id === 1)!.participants.find((p) => p.id === LAKERS)!.lines[0]!
+    .prices['19']!.price;
 
 test('a change ingested on instance A reaches a WebSocket client of instance B, and B serves it', async () => {
   // B caches the answer first, so following the change needs B to learn of it.
-  assert.equal(lakersMl((await bGet('/api/v2/events/i1?market_ids=1')).json()), 150);
+  assert.equal(lakersMl(eventsOf(await bGet('/api/v2/events/i1?market_ids=1'))), 150);
   const ws = new WebSocket(
     `${baseUrlOf(bApp()).replace('http', 'ws')}/api/v2/stream?event_id=i1&market_ids=1`,
     {
       headers: { 'x-odds-key': a.key },
     },
   );
-  const messages: Json[] = [];
+  const messages: StreamMessageBody[] = [];
   ws.on('message', (data) => messages.push(JSON.parse(String(data))));
-  await until(() => messages.some((m) => m.type === 'hello'), 'hello');
+  await waitUntil('hello', () => messages.some((m) => m.type === 'hello'));
 
   a.clock.advance(60_000);
   assert.equal((await a.ingest([nbaEvent('i1', START, { mlAway: 175, mlHome: -200 })])).statusCode, 200);
-  await until(() => messages.filter((m) => m.type === 'price').length >= 4, 'the moneyline moves on B');
+  await waitUntil('the moneyline moves on B', () => messages.filter((m) => m.type === 'price').length >= 4);
   const lakers = messages.find(
     (m) => m.type === 'price' && m.data.participant_id === LAKERS && m.data.affiliate_id === 19,
   )!.data;
   assert.deepEqual([lakers.price, lakers.previous_price], [175, 150]);
   assert.ok(messages.every((m) => m.type !== 'price' || m.data.market_id === 1));
-  assert.equal(lakersMl((await bGet('/api/v2/events/i1?market_ids=1')).json()), 175, "B's cache followed");
-  await until(() => messages.some((m) => m.type === 'heartbeat'), 'a heartbeat on B');
+  assert.equal(lakersMl(eventsOf(await bGet('/api/v2/events/i1?market_ids=1'))), 175, "B's cache followed");
+  await waitUntil('a heartbeat on B', () => messages.some((m) => m.type === 'heartbeat'));
   ws.close();
 
   // A move without a change-log row (the game clock) reaches B's cached answers too.
   const clocked = nbaEvent('i1', START, { mlAway: 175, mlHome: -200 });
   clocked.score = { ...clocked.score, game_clock: 95, display_clock: '1:35' } as never;
   assert.equal((await a.ingest([clocked])).json().changes, 0);
-  let clock = 0;
-  const deadline = Date.now() + 2000;
-  while (clock !== 95 && Date.now() < deadline) {
-    clock = (await bGet('/api/v2/events/i1?market_ids=1')).json().events[0].score.game_clock;
-    if (clock !== 95) await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.equal(clock, 95, "B's cached answer follows the game clock");
+  await waitUntil(
+    "B's cached answer to follow the game clock",
+    async () => eventsOf(await bGet('/api/v2/events/i1?market_ids=1')).events[0]!.score.game_clock === 95,
+    { timeoutMs: 2000 },
+  );
 });
 
 test('a key revoked on instance A is refused by instance B at once', async () => {
   const key = await a.issueKey('free');
   assert.equal((await bGet('/api/v2/sports', key.key)).statusCode, 200, 'B has the key in its cache now');
-  assert.equal((await a.ops('DELETE', `/_ops/keys/${key.id}`)).statusCode, 200);
-  let status = 200;
-  const deadline = Date.now() + 2000;
-  while (status === 200 && Date.now() < deadline) {
-    status = (await bGet('/api/v2/sports', key.key)).statusCode;
-    if (status === 200) await new Promise((r) => setTimeout(r, 20));
-  }
+  assert.equal((await a.ops('POST', `/_ops/keys/${key.id}/revoke`)).statusCode, 200);
+  await waitUntil(
+    'B to refuse the key',
+    async () => (await bGet('/api/v2/sports', key.key)).statusCode !== 200,
+    {
+      timeoutMs: 2000,
+    },
+  );
   assertError(await bGet('/api/v2/sports', key.key), 401, 'unauthorized');
 });

@@ -5,10 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertError, CELTICS, LAKERS, nbaEvent, type OddsHarness, startOdds, TATUM } from './support.ts';
+import type { Json } from '../../../../test/support/json.ts';
+import {
+  assertError,
+  CELTICS,
+  deltaOf,
+  type EventsBody,
+  eventsOf,
+  LAKERS,
+  type MarketBody,
+  nbaEvent,
+  type OddsHarness,
+  startOdds,
+  TATUM,
+} from './support.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 const T0 = Date.parse('2026-11-22T12:00:00Z');
 const START = '2026-11-22T18:00:00Z';
 
@@ -43,24 +54,18 @@ function withFirstHalf(event: ReturnType<typeof nbaEvent>, price: number) {
   return { ...event, markets: [...event.markets, half] };
 }
 
-const ok = async (url: string, key?: string) => {
-  const res = await h.get(url, key);
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { meta: Json; events: Json[] };
-};
-const market = (body: Json, marketId: number, periodId = 0) =>
-  body.events[0].markets.find((m: Json) => m.market_id === marketId && m.period_id === periodId);
-const lakersPrice = (m: Json, value: string, book = '19') =>
-  m?.participants.find((p: Json) => p.id === LAKERS)?.lines.find((l: Json) => l.value === value)?.prices[
-    book
-  ];
+const ok = async (url: string, key?: string) => eventsOf(await h.get(url, key));
+const market = (body: EventsBody, marketId: number, periodId = 0) =>
+  body.events[0]!.markets.find((m) => m.market_id === marketId && m.period_id === periodId);
+const lakersPrice = (m: MarketBody | undefined, value: string, book = '19') =>
+  m?.participants.find((p) => p.id === LAKERS)?.lines.find((l) => l.value === value)?.prices[book];
 
 describe('shared parameters: boundaries and order of filters', () => {
   test('participant_ids accepts exactly 99 ids (100 is a 400); market_ids counts distinct ids', async () => {
     const ids = Array.from({ length: 98 }, (_, i) => 100_000 + i).concat([LAKERS]);
     const body = await ok(`/api/v2/sports/4/events/2026-11-22?participant_ids=${ids.join(',')}`);
     assert.deepEqual(
-      body.events[0]!.markets.flatMap((m: Json) => m.participants.map((p: Json) => p.id)),
+      body.events[0]!.markets.flatMap((m) => m.participants.map((p) => p.id)),
       [LAKERS, LAKERS, LAKERS],
     );
     assertError(
@@ -93,7 +98,7 @@ describe('shared parameters: boundaries and order of filters', () => {
     assert.equal(hidden.events.length, 0);
     const books = await ok('/api/v2/sports/4/events/2026-11-22?affiliate_ids=3');
     assert.deepEqual(
-      books.events[0]!.markets.map((m: Json) => m.market_id),
+      books.events[0]!.markets.map((m) => m.market_id),
       [3],
       'Pinnacle prices only the total',
     );
@@ -135,22 +140,22 @@ describe('snapshots on a recorded history', () => {
     const closing = await ok('/api/v2/events/r1/closing?market_ids=2');
     assert.equal(closing.meta.provisional, false);
     assert.equal(
-      lakersPrice(market(closing, 2, 1), '+2.5').price,
+      lakersPrice(market(closing, 2, 1), '+2.5')!.price,
       -120,
       'first half: the last price before the start',
     );
-    assert.equal(lakersPrice(market(closing, 2, 1), '+2.5').updated_at, '2026-11-22T17:00:00.000Z');
-    assert.equal(lakersPrice(market(await ok('/api/v2/events/r1?market_ids=2'), 2, 1), '+2.5').price, 200);
+    assert.equal(lakersPrice(market(closing, 2, 1), '+2.5')!.updated_at, '2026-11-22T17:00:00.000Z');
+    assert.equal(lakersPrice(market(await ok('/api/v2/events/r1?market_ids=2'), 2, 1), '+2.5')!.price, 200);
 
     const mainClosing = await ok('/api/v2/events/r1/closing?market_ids=2&main_line=true');
-    const values = mainClosing.events[0]!.markets.find((m: Json) => m.period_id === 0)
-      .participants.find((p: Json) => p.id === LAKERS)
-      .lines.map((l: Json) => l.value);
+    const values = mainClosing.events[0]!.markets.find((m) => m.period_id === 0)!
+      .participants.find((p) => p.id === LAKERS)!
+      .lines.map((l) => l.value);
     assert.deepEqual(values, ['+5.5'], 'the main line at the start');
     const mainOpeners = await ok('/api/v2/events/r1/openers?market_ids=2&main_line=true');
-    const openValues = mainOpeners.events[0]!.markets.find((m: Json) => m.period_id === 0)
-      .participants.find((p: Json) => p.id === LAKERS)
-      .lines.map((l: Json) => l.value);
+    const openValues = mainOpeners.events[0]!.markets.find((m) => m.period_id === 0)!
+      .participants.find((p) => p.id === LAKERS)!
+      .lines.map((l) => l.value);
     // Each line's first recorded price: +4.5 opened as the main line, +5.5 opened (later) as the main line too.
     assert.deepEqual(openValues, ['+4.5', '+5.5'], 'main lines when each line opened');
   });
@@ -172,12 +177,12 @@ describe('delta feed filters and limits', () => {
       ],
     };
     assert.equal((await h.ingest([epl])).statusCode, 200);
-    const byEvent = (await ok(`/api/v2/markets/delta?last_id=${cursor}&event_id=r2`)) as unknown as Json;
+    const byEvent = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}&event_id=r2`));
     assert.ok(byEvent.deltas.length > 0);
-    assert.ok(byEvent.deltas.every((d: Json) => d.event_id === 'r2'));
-    const bySport = (await ok(`/api/v2/markets/delta?last_id=${cursor}&sport_id=11`)) as unknown as Json;
+    assert.ok(byEvent.deltas.every((d) => d.event_id === 'r2'));
+    const bySport = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}&sport_id=11`));
     assert.deepEqual(
-      bySport.deltas.map((d: Json) => [d.event_id, d.kind, d.change_type]),
+      bySport.deltas.map((d) => [d.event_id, d.kind, d.change_type]),
       [['r-epl', 'event', 'status']],
     );
     const thirteen = Array.from({ length: 13 }, (_, i) => i + 1).join(',');
@@ -195,7 +200,7 @@ describe('plans: lookback on every dated read', () => {
   test('a free key cannot read the openers or a line history of an event older than 7 days', async () => {
     const free = await h.issueKey('free');
     h.clock.set(Date.parse('2026-12-05T12:00:00Z'));
-    const lineId = market(await ok('/api/v2/events/r1?market_ids=1'), 1).participants[0].lines[0].id;
+    const lineId = market(await ok('/api/v2/events/r1?market_ids=1'), 1)!.participants[0]!.lines[0]!.id;
     assertError(await h.get('/api/v2/events/r1/openers', free.key), 403, 'plan_lookback');
     assertError(await h.get(`/api/v2/lines/${lineId}/history`, free.key), 403, 'plan_lookback');
     assertError(await h.get('/api/v2/events/r1', free.key), 403, 'plan_lookback', /7 days/);
@@ -207,7 +212,7 @@ describe('plans: lookback on every dated read', () => {
 });
 
 describe('ingest: baseball schedule fields and participant.id joins', () => {
-  const mlb = (id: string, schedule: Json, sportId = 3) => ({
+  const mlb = (id: string, schedule: Record<string, Json>, sportId = 3) => ({
     event_id: id,
     sport_id: sportId,
     event_date: '2026-06-10T17:05:00Z',

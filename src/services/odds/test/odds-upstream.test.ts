@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { baseUrlOf } from '../../../platform/testing.ts';
+import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { readOddsConfig } from '../odds-config.ts';
 import { assertError, LAKERS, nbaEvent, type OddsHarness, startOdds } from './support.ts';
 

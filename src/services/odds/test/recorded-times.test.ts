@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { bodyAs, type Json } from '../../../../test/support/json.ts';
+import { LineHistoryResponse } from '../odds-schemas.ts';
 import {
   eventIds,
   eventStateAt,
@@ -12,27 +14,37 @@ import {
   PRICE_BUCKET_MINUTES,
   scheduleFor,
 } from '../simulator.ts';
-import { assertError, LAKERS, nbaEvent, type OddsHarness, startOdds } from './support.ts';
+import {
+  assertError,
+  deltaOf,
+  type EventsBody,
+  eventsOf,
+  LAKERS,
+  nbaEvent,
+  type OddsHarness,
+  startOdds,
+} from './support.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 const START = '2026-11-22T18:00:00Z';
-const lakersMl = (body: Json, book = '19') =>
-  body.events[0].markets.find((m: Json) => m.market_id === 1)?.participants.find((p: Json) => p.id === LAKERS)
-    ?.lines[0].prices[book];
+const lakersMl = (body: EventsBody, book = '19') =>
+  body.events[0]!.markets.find((m) => m.market_id === 1)?.participants.find((p) => p.id === LAKERS)?.lines[0]
+    ?.prices[book];
 /** The Lakers moneyline event with every price of book 19 given `extra` fields (updated_at, closed...). */
-const withBook19 = (event: Json, extra: Json) => {
+const withBook19 = (event: ReturnType<typeof nbaEvent>, extra: Record<string, Json>) => {
   for (const m of event.markets)
     for (const p of m.participants)
-      for (const l of p.lines) if (l.prices['19']) Object.assign(l.prices['19'], extra);
+      for (const l of p.lines) {
+        const book19 = (l.prices as Record<string, object>)['19'];
+        if (book19) Object.assign(book19, extra);
+      }
   return event;
 };
 const historyOf = async (h: OddsHarness, eventId: string, book = 19) => {
-  const current = (await h.get(`/api/v2/events/${eventId}?market_ids=1`)).json();
-  const lineId = current.events[0].markets[0].participants.find((p: Json) => p.id === LAKERS).lines[0].id;
+  const current = eventsOf(await h.get(`/api/v2/events/${eventId}?market_ids=1`));
+  const lineId = current.events[0]!.markets[0]!.participants.find((p) => p.id === LAKERS)!.lines[0]!.id;
   const res = await h.get(`/api/v2/lines/${lineId}/history?affiliate_ids=${book}`);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json().history as Json[];
+  return bodyAs(res, LineHistoryResponse).history;
 };
 
 describe('ingest: a price is recorded at its updated_at', () => {
@@ -45,10 +57,10 @@ describe('ingest: a price is recorded at its updated_at', () => {
   test('openers carry the source time; a later time is clamped to the write, an earlier one to the previous change', async () => {
     const first = withBook19(nbaEvent('t1', START), { updated_at: '2026-11-22T12:30:00Z' });
     assert.equal((await h.ingest([first])).statusCode, 200);
-    const openers = (await h.get('/api/v2/events/t1/openers')).json();
-    assert.equal(lakersMl(openers).updated_at, '2026-11-22T12:30:00.000Z', 'the source time, not 14:00');
+    const openers = eventsOf(await h.get('/api/v2/events/t1/openers'));
+    assert.equal(lakersMl(openers)!.updated_at, '2026-11-22T12:30:00.000Z', 'the source time, not 14:00');
     assert.equal(
-      lakersMl(openers, '23').updated_at,
+      lakersMl(openers, '23')!.updated_at,
       '2026-11-22T14:00:00.000Z',
       'no updated_at: the write time',
     );
@@ -84,10 +96,10 @@ describe('ingest: a price is recorded at its updated_at', () => {
       },
     );
     assert.equal((await h.ingest([late])).statusCode, 200);
-    const closing = (await h.get('/api/v2/events/t2/closing')).json();
+    const closing = eventsOf(await h.get('/api/v2/events/t2/closing'));
     assert.equal(closing.meta.provisional, false);
-    assert.equal(lakersMl(closing).price, 130);
-    assert.equal(lakersMl(closing).updated_at, '2026-11-22T17:45:00.000Z');
+    assert.equal(lakersMl(closing)!.price, 130);
+    assert.equal(lakersMl(closing)!.updated_at, '2026-11-22T17:45:00.000Z');
     assert.equal(lakersMl(closing, '23'), undefined, 'book 23 was first seen after the start: no closing');
     assert.deepEqual(
       (await historyOf(h, 't2')).map((c) => [c.change_type, c.updated_at]),
@@ -116,7 +128,7 @@ describe('ingest: a price is recorded at its updated_at', () => {
         ['closed', 140, '2026-11-22T17:59:00.000Z'],
       ],
     );
-    assert.equal(lakersMl((await h.get('/api/v2/events/t5/closing')).json()).price, 140);
+    assert.equal(lakersMl(eventsOf(await h.get('/api/v2/events/t5/closing')))!.price, 140);
   });
 
   test('updated_at and closed_at must be RFC 3339 with an offset; nothing of the batch is stored', async () => {
@@ -131,15 +143,14 @@ describe('ingest: a price is recorded at its updated_at', () => {
 
   test('the delta window counts from the write: a change recorded an hour ago but written now is served', async () => {
     h.clock.set(Date.parse('2026-11-22T20:00:00Z'));
-    const cursor = (await h.get('/api/v2/events/t1')).json().meta.delta_last_id;
+    const cursor = eventsOf(await h.get('/api/v2/events/t1')).meta.delta_last_id;
     h.clock.set(Date.parse('2026-11-22T21:00:00Z'));
     const backfill = withBook19(nbaEvent('t1', START, { mlAway: 200, mlHome: -230 }), {
       updated_at: '2026-11-22T20:05:00Z',
     });
     assert.equal((await h.ingest([backfill])).statusCode, 200);
-    const delta = await h.get(`/api/v2/markets/delta?last_id=${cursor}`);
-    assert.equal(delta.statusCode, 200, delta.body);
-    const moved = delta.json().deltas.find((d: Json) => d.affiliate_id === 19 && d.participant_id === LAKERS);
+    const delta = deltaOf(await h.get(`/api/v2/markets/delta?last_id=${cursor}`));
+    const moved = delta.deltas.find((d) => d.affiliate_id === 19 && d.participant_id === LAKERS)!;
     assert.equal(moved.price, 200);
     // 31 minutes after the write the same cursor is stale, whatever the change's own time.
     h.clock.set(Date.parse('2026-11-22T21:31:00Z'));
@@ -150,10 +161,11 @@ describe('ingest: a price is recorded at its updated_at', () => {
     const ev = nbaEvent('t4', START);
     for (const p of ev.markets[0]!.participants)
       for (const l of p.lines)
-        for (const price of Object.values(l.prices) as Json[]) price.is_main_line = false;
+        for (const price of Object.values(l.prices) as { is_main_line?: boolean }[])
+          price.is_main_line = false;
     assert.equal((await h.ingest([ev])).statusCode, 200);
-    const main = (await h.get('/api/v2/events/t4?market_ids=1&main_line=true')).json();
-    assert.equal(lakersMl(main).is_main_line, true);
+    const main = eventsOf(await h.get('/api/v2/events/t4?market_ids=1&main_line=true'));
+    assert.equal(lakersMl(main)!.is_main_line, true);
   });
 });
 
@@ -172,26 +184,25 @@ describe('simulator: a game under way when the service first sees it', () => {
   });
   after(async () => h?.close());
 
-  const awayMl = (body: Json, book = '19') =>
-    body.events[0].markets
-      .find((m: Json) => m.market_id === 1)
-      ?.participants.find((p: Json) => p.id === game.away.id)?.lines[0].prices[book];
+  const awayMl = (body: EventsBody, book = '19') =>
+    body.events[0]!.markets.find((m) => m.market_id === 1)?.participants.find((p) => p.id === game.away.id)
+      ?.lines[0]?.prices[book];
   const modelAwayMl = (at: number) =>
     eventStateAt(seed, game, new Date(at))
       .markets.find((m) => m.marketId === 1)!
       .participants.find((p) => p.id === game.away.id)!.lines[0]!.prices[19]!.price;
 
   test('openers are the opening prices at the opening time; closing is the model price just before the start', async () => {
-    const openers = (await h.get(`/api/v2/events/${eventId}/openers`)).json();
-    assert.equal(awayMl(openers).updated_at, new Date(opensAt).toISOString());
-    assert.equal(awayMl(openers).price, modelAwayMl(opensAt));
-    const closing = (await h.get(`/api/v2/events/${eventId}/closing`)).json();
+    const openers = eventsOf(await h.get(`/api/v2/events/${eventId}/openers`));
+    assert.equal(awayMl(openers)!.updated_at, new Date(opensAt).toISOString());
+    assert.equal(awayMl(openers)!.price, modelAwayMl(opensAt));
+    const closing = eventsOf(await h.get(`/api/v2/events/${eventId}/closing`));
     assert.equal(closing.meta.provisional, false);
-    assert.equal(awayMl(closing).price, modelAwayMl(start - 1));
-    const closedAt = Date.parse(awayMl(closing).updated_at);
+    assert.equal(awayMl(closing)!.price, modelAwayMl(start - 1));
+    const closedAt = Date.parse(awayMl(closing)!.updated_at);
     assert.ok(
       closedAt >= opensAt && closedAt < start,
-      `recorded before the start (${awayMl(closing).updated_at})`,
+      `recorded before the start (${awayMl(closing)!.updated_at})`,
     );
     assert.equal(closedAt % bucketMs, 0, 'at a price-bucket boundary, not at the tick');
   });
@@ -204,21 +215,20 @@ describe('simulator: a game under way when the service first sees it', () => {
     h.clock.advance(3 * 3_600_000);
     await h.ops('POST', '/_ops/simulator/tick');
     const now = h.clock.nowMs();
-    const current = (await h.get(`/api/v2/events/${laterId}?market_ids=1`)).json();
-    const line = current.events[0].markets[0].participants[0].lines[0];
-    const history = (await h.get(`/api/v2/lines/${line.id}/history`)).json().history as Json[];
+    const current = eventsOf(await h.get(`/api/v2/events/${laterId}?market_ids=1`));
+    const line = current.events[0]!.markets[0]!.participants[0]!.lines[0]!;
+    const { history } = bodyAs(await h.get(`/api/v2/lines/${line.id}/history`), LineHistoryResponse);
     assert.ok(history.length >= 11, 'every book opened');
     for (const c of history) {
       const t = Date.parse(c.updated_at);
       assert.ok(t < now, 'never at the tick');
       assert.equal(t % bucketMs, 0, `${c.change_type} at ${c.updated_at} is on a bucket boundary`);
     }
-    for (const [book, price] of Object.entries(line.prices) as [string, Json][]) {
+    for (const [book, price] of Object.entries(line.prices)) {
       const model = eventStateAt(seed, later, new Date(now))
         .markets.find((m) => m.marketId === 1)!
-        .participants.find((p) => p.id === current.events[0].markets[0].participants[0].id)!.lines[0]!.prices[
-        Number(book)
-      ]!.price;
+        .participants.find((p) => p.id === current.events[0]!.markets[0]!.participants[0]!.id)!.lines[0]!
+        .prices[Number(book)]!.price;
       assert.equal(price.price, model, `book ${book} has the model price after the replay`);
     }
   });

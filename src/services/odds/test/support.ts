@@ -3,11 +3,51 @@
  * bodies for hand-made events.
  */
 import assert from 'node:assert/strict';
+import type { Static } from '@sinclair/typebox';
+import { bodyAs } from '../../../../test/support/json.ts';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
+import type { ChangeRecord } from '../change-feed.ts';
 import { oddsService } from '../index.ts';
+import { DeltaResponse, EventsEnvelope } from '../odds-schemas.ts';
 
 export type Answer = Awaited<ReturnType<ReturnType<TestPlatform['app']>['inject']>>;
+
+/** An events answer (`{meta, events}`), typed by its response schema. */
+export type EventsBody = Static<typeof EventsEnvelope>;
+/** One event of an events answer. */
+export type EventBody = EventsBody['events'][number];
+/** One market of an event. */
+export type MarketBody = EventBody['markets'][number];
+
+/**
+ * A message of the WebSocket stream as a client reads it: `hello` (filters, delta_last_id), `price` and `status`
+ * (a change in `data`), `heartbeat` (ts). Loosely typed for tests: `data` is only there on price and status.
+ */
+export interface StreamMessageBody {
+  type: 'hello' | 'price' | 'status' | 'heartbeat';
+  data: ChangeRecord;
+  filters: {
+    event_id: string[] | null;
+    sport_id: number | null;
+    market_ids: number[] | null;
+    affiliate_ids: number[] | null;
+  };
+  delta_last_id: number;
+  ts: string;
+}
+
+/** The events answer of `res`: 200, checked against and typed by the response schema. */
+export function eventsOf(res: Answer): EventsBody {
+  assert.equal(res.statusCode, 200, res.body);
+  return bodyAs(res, EventsEnvelope);
+}
+
+/** The delta feed answer of `res`: 200, checked against and typed by the response schema. */
+export function deltaOf(res: Answer): Static<typeof DeltaResponse> {
+  assert.equal(res.statusCode, 200, res.body);
+  return bodyAs(res, DeltaResponse);
+}
 
 export interface OddsHarness {
   platform: TestPlatform;
@@ -75,8 +115,6 @@ export function assertError(res: Answer, status: number, error: string, message?
 /** Team ids of the seed used by hand-made events. */
 export const CELTICS = 402;
 export const LAKERS = 414;
-export const KNICKS = 420;
-export const HEAT = 416;
 export const ARSENAL = 1101;
 export const CHELSEA = 1107;
 export const TATUM = 10003;

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the card-payments and compliance service (spec 001 section A), Postgres schema `payments`. */
 export const paymentsSchema = pgSchema('payments');
@@ -60,16 +61,11 @@ export const parties = paymentsSchema.table(
 export const credentials = paymentsSchema.table(
   'credentials',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    ...credentialColumns(),
     partyId: text('party_id')
       .notNull()
       .references(() => parties.id),
     kind: text('kind', { enum: ['api', 'agent'] }).notNull(),
-    keyHash: text('key_hash').notNull().unique(),
-    hint: text('hint').notNull(),
-    label: text('label'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (t) => [index('credentials_party_idx').on(t.partyId)],
 );

@@ -65,7 +65,7 @@ describe('payments: parties, credentials, compliance, limits, intents', () => {
       'unauthenticated',
     );
     assertError(await h.api('sk_nope', 'GET', '/v1/payment-intents'), 401, 'unauthenticated');
-    const issued = await h.ops('POST', `/_ops/parties/${m.partyId}/keys`, { kind: 'api', label: 'tmp' });
+    const issued = await h.ops('POST', '/_ops/keys', { partyId: m.partyId, kind: 'api', label: 'tmp' });
     assert.equal(issued.statusCode, 201, issued.body);
     assert.equal((await h.api(issued.json().key, 'GET', '/v1/parties/me')).statusCode, 200);
     assert.equal((await h.ops('POST', `/_ops/keys/${issued.json().id}/revoke`)).statusCode, 200);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { waitUntil } from '../../../../test/support/wait.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { TEST_CARDS } from '../card-network.ts';
+import { expireIntentsTask } from '../payments-jobs.ts';
 import { assertError, type PaymentsHarness, startPayments, type TestMerchant } from './support.ts';
 
 describe('payments: rate limits (per credential, per payer address) and concurrent attempts', () => {
@@ -21,7 +23,7 @@ describe('payments: rate limits (per credential, per payer address) and concurre
     assertError(limited, 429, 'rate_limited');
     assert.ok(Number(limited.headers['retry-after']) >= 1);
     // Another credential of the same party has its own budget.
-    const other = await h.ops('POST', `/_ops/parties/${m.partyId}/keys`, { kind: 'agent' });
+    const other = await h.ops('POST', '/_ops/keys', { partyId: m.partyId, kind: 'agent' });
     assert.equal((await h.api(other.json().key, 'GET', '/v1/parties/me')).statusCode, 200);
     clock.advance(60_000);
     assert.equal((await h.api(m.key, 'GET', '/v1/parties/me')).statusCode, 200);
@@ -135,27 +137,25 @@ describe('payments: the worker settles a pending payment through the real job qu
     const intent = await h.createIntent(m);
     const res = await h.pay(intent.id, intent.attributes.clientSecret!, TEST_CARDS.pendingThenSuccess);
     assert.equal(res.json().data.attributes.status, 'processing');
-    let status = 'processing';
-    for (let i = 0; i < 100 && status === 'processing'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await h.api(m.key, 'GET', `/v1/payment-intents/${intent.id}`)).json().data.attributes.status;
-    }
+    const status = await waitUntil('the settle job', async () => {
+      const s = (await h.api(m.key, 'GET', `/v1/payment-intents/${intent.id}`)).json().data.attributes.status;
+      return s !== 'processing' && s;
+    });
     assert.equal(status, 'completed');
   });
 
   test('cron: payments:expire-intents every minute, declared by the service and registered by the worker', async () => {
     const service = h.platform.booted.services.get('payments')!;
-    assert.deepEqual(service.module.cron, [{ task: 'expire-intents', pattern: '* * * * *' }]);
+    assert.deepEqual(service.module.cron, [{ task: expireIntentsTask, pattern: '* * * * *' }]);
     assert.equal(typeof h.platform.booted.tasks['payments:expire-intents'], 'function');
     // The running worker registers the schedule with Graphile Worker (just after boot: poll, bounded).
-    let identifiers: string[] = [];
-    for (let i = 0; i < 50 && !identifiers.includes('payments:expire-intents'); i++) {
+    const identifiers = await waitUntil('the schedule in known_crontabs', async () => {
       const { rows } = await h.platform.booted.database.pool.query(
         'select identifier from graphile_worker._private_known_crontabs',
       );
-      identifiers = rows.map((r: { identifier: string }) => r.identifier);
-      if (!identifiers.includes('payments:expire-intents')) await new Promise((r) => setTimeout(r, 100));
-    }
+      const ids = rows.map((r: { identifier: string }) => r.identifier);
+      return ids.includes('payments:expire-intents') && ids;
+    });
     assert.ok(identifiers.includes('payments:expire-intents'), identifiers.join(', '));
   });
 });

@@ -3,8 +3,8 @@
  * merchant calls, the payer call, operator calls and JSON:API errors.
  */
 import assert from 'node:assert/strict';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import type { Clock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { paymentsService } from '../index.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';

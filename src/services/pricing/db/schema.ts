@@ -13,6 +13,7 @@ import {
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
+import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /**
  * Tables of the pricing-plan service (schema `pricing`, spec document 001, section B).
@@ -50,17 +51,12 @@ export const projects = pricingSchema.table(
 export const apiKeys = pricingSchema.table(
   'api_keys',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    ...credentialColumns(),
     projectId: bigint('project_id', { mode: 'number' })
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
     permission: text('permission', { enum: ['read', 'read_write'] }).notNull(),
-    keyHash: text('key_hash').notNull().unique(),
-    hint: text('hint').notNull(),
-    label: text('label'),
     rateLimitPerMinute: integer('rate_limit_per_minute'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (t) => [
     check('api_keys_permission_check', sql`${t.permission} in ('read', 'read_write')`),

@@ -11,15 +11,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { bodyAs } from '../../../../test/support/json.ts';
+import { TEST_OPERATOR_TOKEN } from '../../../../test/support/platform.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { TEST_OPERATOR_TOKEN } from '../../../platform/testing.ts';
 import { pricingService } from '../index.ts';
+import { PlanListResponse } from '../pricing-schemas.ts';
 import { type Method, type PricingHarness, startPricing, type TestProject } from './support.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: tests walk JSON answers freely
-type Json = Record<string, any>;
 
 let a: PricingHarness;
 let b: BootedPlatform;
@@ -66,14 +65,14 @@ const onB = (method: Method, urlPath: string, payload?: unknown) =>
     headers: { authorization: `Bearer ${project.writeKey}` },
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
-const plansOn = async (instance: 'a' | 'b'): Promise<Json[]> => {
+const plansOn = async (instance: 'a' | 'b') => {
   const res =
     instance === 'a'
       ? await a.api(project.readKey, 'GET', project.slug, '/plans')
       : await onB('GET', '/plans');
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-  return res.json().plans;
+  return bodyAs(res, PlanListResponse).plans;
 };
 const version = async (): Promise<number> => {
   const { rows } = await sql.query('select catalog_version from pricing.projects where slug = $1', [
@@ -91,7 +90,7 @@ test('every kind of write on instance B is in the next GET /plans of instance A,
     assert.equal(await version(), before + 1, `${method} ${urlPath} bumps the catalog version once`);
     const seenOnA = await plansOn('a');
     assert.deepEqual(seenOnA, await plansOn('b'), `${method} ${urlPath}: A answers what B answers`);
-    return { res: res.statusCode === 204 ? null : (res.json() as Json), plans: seenOnA };
+    return { res: res.statusCode === 204 ? null : (res.json() as { id: number }), plans: seenOnA };
   };
   const plan = (await write('POST', '/plans', { name: 'Starter', basePrice: 10 })).res!;
   let seen = (await write('PATCH', `/plans/${plan.id}`, { name: 'Starter+' })).plans;
@@ -103,13 +102,13 @@ test('every kind of write on instance B is in the next GET /plans of instance A,
     .res!;
   seen = (await write('POST', `/plans/${plan.id}/features`, { featureId: feature.id, multiplier: 3 })).plans;
   assert.deepEqual(
-    seen[0]!.planFeatures.map((pf: Json) => [pf.feature.name, pf.multiplier]),
+    seen[0]!.planFeatures.map((pf) => [pf.feature.name, pf.multiplier]),
     [['Seats', 3]],
   );
   seen = (await write('PATCH', `/plans/${plan.id}/features/${feature.id}`, { multiplier: 4 })).plans;
-  assert.equal(seen[0]!.planFeatures[0].multiplier, 4);
+  assert.equal(seen[0]!.planFeatures[0]!.multiplier, 4);
   seen = (await write('PATCH', `/features/${feature.id}`, { name: 'Team seats' })).plans;
-  assert.equal(seen[0]!.planFeatures[0].feature.name, 'Team seats', 'a feature renamed shows in its plans');
+  assert.equal(seen[0]!.planFeatures[0]!.feature.name, 'Team seats', 'a feature renamed shows in its plans');
   seen = (await write('POST', `/plans/${plan.id}/duplicate`)).plans;
   assert.deepEqual(
     seen.map((p) => p.name),

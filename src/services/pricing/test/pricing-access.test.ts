@@ -406,7 +406,9 @@ describe('pricing: keys, tenancy, permissions, rate limits, operator API, OpenAP
     });
 
     test('keys: issued once (cpk_...), stored hashed, listed without the key, 404 for an unknown project', async () => {
-      const res = await h.ops('POST', '/_ops/projects/alpha/keys', {
+      // The platform's /_ops/keys routes (one shape in every service): the project is a body field and a filter.
+      const res = await h.ops('POST', '/_ops/keys', {
+        projectSlug: 'alpha',
         permission: 'read_write',
         label: 'ci',
         rateLimitPerMinute: 500,
@@ -418,23 +420,27 @@ describe('pricing: keys, tenancy, permissions, rate limits, operator API, OpenAP
       assert.equal(issued.projectSlug, 'alpha');
       assert.equal(issued.permission, 'read_write');
       assert.equal(issued.rateLimitPerMinute, 500);
-      const listed = await h.ops('GET', '/_ops/projects/alpha/keys');
+      const listed = await h.ops('GET', '/_ops/keys?projectSlug=alpha');
       assert.equal(listed.statusCode, 200);
       assert.ok(listed.json().keys.some((k: { id: number }) => k.id === issued.id));
       assert.ok(!listed.body.includes(issued.key));
       assert.equal((await h.ops('POST', `/_ops/keys/${issued.id}/revoke`)).statusCode, 200);
-      const active = (await h.ops('GET', '/_ops/projects/alpha/keys')).json().keys as { id: number }[];
+      const active = (await h.ops('GET', '/_ops/keys?projectSlug=alpha')).json().keys as { id: number }[];
       assert.ok(!active.some((k) => k.id === issued.id), 'revoked keys are left out by default');
-      const withRevoked = await h.ops('GET', '/_ops/projects/alpha/keys?include_revoked=true');
+      const withRevoked = await h.ops('GET', '/_ops/keys?projectSlug=alpha&include_revoked=true');
       const revoked = withRevoked.json().keys.find((k: { id: number }) => k.id === issued.id);
       assert.match(revoked.revokedAt, /^\d{4}-/);
       const rows = await h.platform.booted.database.pool.query('select key_hash from pricing.api_keys');
       assert.ok(rows.rows.every((r: { key_hash: string }) => /^[0-9a-f]{64}$/.test(r.key_hash)));
       assert.ok(!JSON.stringify(rows.rows).includes(issued.key));
-      assertError(await h.ops('POST', '/_ops/projects/nope/keys', { permission: 'read' }), 404, 'not_found');
-      assertError(await h.ops('GET', '/_ops/projects/nope/keys'), 404, 'not_found');
       assertError(
-        await h.ops('POST', '/_ops/projects/alpha/keys', { permission: 'admin' }),
+        await h.ops('POST', '/_ops/keys', { projectSlug: 'nope', permission: 'read' }),
+        404,
+        'not_found',
+      );
+      assertError(await h.ops('GET', '/_ops/keys?projectSlug=nope'), 404, 'not_found');
+      assertError(
+        await h.ops('POST', '/_ops/keys', { projectSlug: 'alpha', permission: 'admin' }),
         400,
         'validation_error',
         /permission/,

@@ -3,8 +3,8 @@
  * src/services/index.ts) and gives short helpers for the public and operator APIs.
  */
 import assert from 'node:assert/strict';
+import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import type { Clock } from '../../../platform/clock.ts';
-import { startTestPlatform, type TestPlatform } from '../../../platform/testing.ts';
 import { pricingService } from '../index.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -55,7 +55,8 @@ export async function startPricing(clock?: Clock): Promise<PricingHarness> {
       ...(payload === undefined ? {} : { payload: payload as object }),
     });
   const issueKey: PricingHarness['issueKey'] = async (slug, permission, rateLimitPerMinute) => {
-    const res = await ops('POST', `/_ops/projects/${slug}/keys`, {
+    const res = await ops('POST', '/_ops/keys', {
+      projectSlug: slug,
       permission,
       ...(rateLimitPerMinute ? { rateLimitPerMinute } : {}),
     });

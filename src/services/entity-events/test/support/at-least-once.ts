@@ -4,24 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import { TEST_OPERATOR_TOKEN } from '../../../../../test/support/platform.ts';
+import { waitUntil } from '../../../../../test/support/wait.ts';
 import type { ServiceApp } from '../../../../platform/http.ts';
-import { TEST_OPERATOR_TOKEN } from '../../../../platform/testing.ts';
 import type { PythonReceiver } from './receiver.ts';
-
-/** Polls `probe` every 50 ms until it returns a value other than undefined, for at most `timeoutMs`. */
-export async function poll<T>(
-  what: string,
-  timeoutMs: number,
-  probe: () => Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * Through the API app: a webhook `name` on the receiver's `/slow` (which answers 200 after `delayMs`), one enrollment
@@ -90,12 +76,16 @@ export async function assertDeliveredAtLeastOnce(
     got.every((r) => r.verified),
     'every request signed',
   );
-  const statuses = await poll('every delivery succeeded', timeoutMs, async () => {
-    const { rows } = await pool.query(
-      'select status, count(*)::int as n from entity_events.deliveries group by 1 order by 1',
-    );
-    return rows.length === 1 && rows[0].status === 'succeeded' ? rows : undefined;
-  });
+  const statuses = await waitUntil(
+    'every delivery succeeded',
+    async () => {
+      const { rows } = await pool.query(
+        'select status, count(*)::int as n from entity_events.deliveries group by 1 order by 1',
+      );
+      return rows.length === 1 && rows[0].status === 'succeeded' ? rows : undefined;
+    },
+    { timeoutMs },
+  );
   assert.deepEqual(statuses, [{ status: 'succeeded', n: eventIds.size }]);
   const perEvent = new Map<string, number>();
   for (const r of await receiver.received()) {

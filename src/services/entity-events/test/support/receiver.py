@@ -1,5 +1,5 @@
 """A webhook receiver written only with Python's standard library: an implementation of the signing rule that is
-independent of the service's TypeScript code (NOTES.md, section G).
+independent of the service's TypeScript code (the anchor's rule; spec 002 section G).
 
   key       = base64.urlsafe_b64decode(secret)
   signature = base64.urlsafe_b64encode(hmac_sha256(key, f"{ts}.{raw_body}"))   (padded)

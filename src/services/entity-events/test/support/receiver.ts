@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { waitUntil } from '../../../../../test/support/wait.ts';
 
 /** One request the Python receiver got, with its own verdict on the signature. */
 export interface Received {
@@ -55,15 +56,15 @@ export async function startPythonReceiver(): Promise<PythonReceiver> {
       post('/_control/behavior', { path: p, status, retry_after: retryAfter, delay_ms: delayMs }),
     received,
     reset: () => post('/_control/reset', {}),
-    async waitFor(predicate, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const list = await received();
-        if (predicate(list)) return list;
-        if (Date.now() > deadline)
-          throw new Error(`receiver: condition not met; got ${list.length} requests`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+    waitFor(predicate, timeoutMs = 10_000) {
+      return waitUntil(
+        'the receiver to get the requests asked for',
+        async () => {
+          const list = await received();
+          return predicate(list) && list;
+        },
+        { timeoutMs },
+      );
     },
     async stop() {
       child.kill('SIGTERM');

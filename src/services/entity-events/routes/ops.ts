@@ -1,11 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import type { ServiceApp } from '../../platform/http.ts';
-import type { DeliveryEngine } from './delivery.ts';
-import { responseContext } from './entity-events-errors.ts';
-import { ErrorBody, EventSchema, withContext } from './entity-events-schemas.ts';
-import type { EventStore } from './events.ts';
-import type { EntityEventSimulator } from './simulator.ts';
-import type { TenantDirectory } from './tenants.ts';
+import { eq } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import { registerCredentialRoutes } from '../../../platform/credential-routes.ts';
+import type { Db } from '../../../platform/database.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { apiKeys } from '../db/schema.ts';
+import type { DeliveryEngine } from '../delivery.ts';
+import { responseContext } from '../entity-events-errors.ts';
+import { ErrorBody, EventSchema, ResponseContextSchema, withContext } from '../entity-events-schemas.ts';
+import type { EventStore } from '../events.ts';
+import type { EntityEventSimulator } from '../simulator.ts';
+import { createTenant, issueKey, type KeyStore } from '../tenants.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
@@ -17,7 +22,9 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 export async function registerOpsRoutes(
   app: ServiceApp,
   deps: {
-    tenants: TenantDirectory;
+    keys: KeyStore;
+    db: Db;
+    clock: Clock;
     events: EventStore;
     delivery: DeliveryEngine;
     simulator: EntityEventSimulator;
@@ -57,53 +64,35 @@ export async function registerOpsRoutes(
         .send(
           ok(
             request,
-            await deps.tenants.createTenant({ name: request.body.name, partnerId: request.body.partner_id }),
+            await deps.db.transaction((tx) =>
+              createTenant(
+                deps.keys,
+                tx,
+                { name: request.body.name, partnerId: request.body.partner_id },
+                deps.clock.now(),
+              ),
+            ),
           ),
         ),
   );
 
-  const KeyRecord = {
-    id: Type.Integer(),
-    tenant_id: Type.String(),
-    hint: Type.String(),
-    label: Type.Union([Type.String(), Type.Null()]),
-    created_at: Type.String(),
-    revoked_at: Type.Union([Type.String(), Type.Null()]),
-  };
-
-  app.post(
-    '/_ops/tenants/:tenant_id/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsIssueKey',
-        summary: 'Issue another API key for a tenant (shown once)',
-        params: Type.Object({ tenant_id: Type.String() }),
-        body: Type.Optional(Type.Object({ label: Type.Optional(Type.String({ maxLength: 200 })) })),
-        response: { 201: withContext({ ...KeyRecord, key: Type.String() }), ...errors },
-      },
+  registerCredentialRoutes(app, {
+    store: deps.keys,
+    db: deps.db,
+    attributes: { tenantId: Type.String() },
+    issueFields: { tenantId: Type.String({ minLength: 1, maxLength: 100 }) },
+    issue: (tx, body) => issueKey(deps.keys, tx, body),
+    filters: {
+      fields: { tenantId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+      where: async (query) =>
+        query.tenantId === undefined ? undefined : eq(apiKeys.tenantId, query.tenantId),
     },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(
-          ok(request, await deps.tenants.issueKey(request.params.tenant_id, request.body?.label ?? null)),
-        ),
-  );
-
-  app.post(
-    '/_ops/keys/:id/revoke',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsRevokeKey',
-        summary: 'Revoke an API key on every instance',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        response: { 200: withContext(KeyRecord), ...errors },
-      },
+    errorBody: ErrorBody,
+    envelope: {
+      properties: { response_context: ResponseContextSchema },
+      fields: (request) => ({ response_context: responseContext(request, 'success') }),
     },
-    async (request) => ok(request, await deps.tenants.revokeKey(request.params.id)),
-  );
+  });
 
   app.post(
     '/_ops/events',

@@ -1,20 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../platform/errors.ts';
-import type { ServiceApp } from '../../platform/http.ts';
-import type { OddsKeyService } from './api-keys.ts';
-import type { FeedSimulator } from './feed-simulator.ts';
-import type { IngestEvent, IngestService } from './ingest.ts';
-import { notFound } from './odds-errors.ts';
-import {
-  IngestBody,
-  IngestResponse,
-  IssuedKeySchema,
-  IssueKeyBody,
-  KeyRecordSchema,
-  OddsErrorBody,
-  TickResponse,
-} from './odds-schemas.ts';
-import type { UpstreamSync } from './upstream.ts';
+import { registerCredentialRoutes } from '../../../platform/credential-routes.ts';
+import type { Db } from '../../../platform/database.ts';
+import { ApiError } from '../../../platform/errors.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { StringEnum } from '../../../platform/schemas.ts';
+import { issueKey, type KeyStore, PLAN_NAMES } from '../api-keys.ts';
+import type { FeedSimulator } from '../feed-simulator.ts';
+import type { IngestEvent, IngestService } from '../ingest.ts';
+import { notFound } from '../odds-errors.ts';
+import { IngestBody, IngestResponse, OddsErrorBody } from '../odds-schemas.ts';
+import type { UpstreamSync } from '../upstream.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 const errors = { 400: OddsErrorBody, 401: OddsErrorBody, 404: OddsErrorBody };
@@ -24,7 +19,8 @@ export async function registerOpsRoutes(
   app: ServiceApp,
   deps: {
     ingest: IngestService;
-    keys: OddsKeyService;
+    keys: KeyStore;
+    db: Db;
     simulator: FeedSimulator | undefined;
     upstream: UpstreamSync | undefined;
   },
@@ -59,7 +55,7 @@ export async function registerOpsRoutes(
         summary: 'Run one simulator step at the current time',
         description:
           'Schedules, moves and re-prices the simulated games around now. 404 when the simulator is off.',
-        response: { 200: TickResponse, ...errors },
+        response: { 200: IngestResponse, ...errors },
       },
     },
     async () => {
@@ -109,44 +105,15 @@ export async function registerOpsRoutes(
     },
   );
 
-  app.post(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsIssueKey',
-        summary: 'Issue an API key on a plan (shown once)',
-        body: IssueKeyBody,
-        response: { 201: IssuedKeySchema, ...errors },
-      },
+  registerCredentialRoutes(app, {
+    store: deps.keys,
+    db: deps.db,
+    attributes: { plan: Type.String(), lookbackDays: Type.Integer(), rateLimitPerMinute: Type.Integer() },
+    issueFields: {
+      plan: StringEnum(PLAN_NAMES),
+      rateLimitPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     },
-    async (request, reply) => reply.code(201).send(await deps.keys.issue(request.body)),
-  );
-
-  app.get(
-    '/_ops/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsListKeys',
-        summary: 'List API keys (never the keys themselves)',
-        response: { 200: Type.Object({ keys: Type.Array(KeyRecordSchema) }), ...errors },
-      },
-    },
-    async () => ({ keys: await deps.keys.list() }),
-  );
-
-  app.delete(
-    '/_ops/keys/:id',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsRevokeKey',
-        summary: 'Revoke an API key on every instance',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        response: { 200: KeyRecordSchema, ...errors },
-      },
-    },
-    async (request) => deps.keys.revoke(request.params.id),
-  );
+    issue: (tx, body) => issueKey(deps.keys, tx, body),
+    errorBody: OddsErrorBody,
+  });
 }

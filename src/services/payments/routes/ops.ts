@@ -3,19 +3,32 @@
  * the card simulator (settle a pending payment now) and run the expiry sweep.
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../platform/errors.ts';
-import type { ServiceApp } from '../../platform/http.ts';
-import { StringEnum } from '../../platform/schemas.ts';
-import { CASE_STATUSES } from './compliance.ts';
-import { complianceResource, type PartyService, partyResource } from './parties.ts';
+import { eq } from 'drizzle-orm';
+import { registerCredentialRoutes } from '../../../platform/credential-routes.ts';
+import type { Db } from '../../../platform/database.ts';
+import { ApiError } from '../../../platform/errors.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { StringEnum } from '../../../platform/schemas.ts';
+import { CASE_STATUSES } from '../compliance.ts';
+import { credentials } from '../db/schema.ts';
+import {
+  AGENT_KEY_PREFIX,
+  API_KEY_PREFIX,
+  type CredentialStore,
+  complianceResource,
+  type PartyService,
+  partyNotFound,
+  partyResource,
+} from '../parties.ts';
+import { cardPaymentResource } from '../payment-resources.ts';
 import {
   CardPaymentResource,
   ComplianceDocument,
   CredentialRecord,
   ErrorBody,
   PartyResource,
-} from './payments-schemas.ts';
-import { cardPaymentResource, type PaymentService } from './payments-service.ts';
+} from '../payments-schemas.ts';
+import type { PaymentService } from '../payments-service.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody };
@@ -25,7 +38,7 @@ const IssuedKey = Type.Object({ ...CredentialRecord.properties, key: Type.String
 /** Registers the operator routes. */
 export async function registerOpsRoutes(
   app: ServiceApp,
-  deps: { payments: PaymentService; parties: PartyService },
+  deps: { payments: PaymentService; parties: PartyService; keys: CredentialStore; db: Db },
 ) {
   app.post(
     '/_ops/parties',
@@ -74,46 +87,31 @@ export async function registerOpsRoutes(
     },
   );
 
-  app.post(
-    '/_ops/parties/:partyId/keys',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsIssueKey',
-        summary: 'Issue an API key or agent key for a party (shown once)',
-        params: Type.Object({ partyId: Type.String() }),
-        body: Type.Object(
-          {
-            kind: StringEnum(['api', 'agent'] as const),
-            label: Type.Optional(Type.String({ maxLength: 200 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: IssuedKey, ...errors },
-      },
+  registerCredentialRoutes(app, {
+    store: deps.keys,
+    db: deps.db,
+    attributes: { partyId: Type.String(), kind: StringEnum(['api', 'agent'] as const) },
+    issueFields: {
+      partyId: Type.String({ minLength: 1, maxLength: 100 }),
+      kind: StringEnum(['api', 'agent'] as const),
     },
-    async (request, reply) => {
-      const party = await deps.parties.find(request.params.partyId);
-      if (!party) throw new ApiError(404, 'party_not_found', 'No such party.');
-      return reply
-        .code(201)
-        .send(await deps.parties.issueKey(party.id, request.body.kind, request.body.label ?? null));
+    issue: async (tx, body) => {
+      const party = await deps.parties.find(body.partyId, tx);
+      if (!party) throw partyNotFound('/partyId');
+      return deps.keys.issue(tx, {
+        prefix: body.kind === 'api' ? API_KEY_PREFIX : AGENT_KEY_PREFIX,
+        label: body.label,
+        values: { partyId: party.id, kind: body.kind },
+      });
     },
-  );
-
-  app.post(
-    '/_ops/keys/:id/revoke',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsRevokeKey',
-        summary: 'Revoke a credential (every instance at once)',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
-        response: { 200: CredentialRecord, ...errors },
-      },
+    filters: {
+      fields: { partyId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+      where: async (query) =>
+        query.partyId === undefined ? undefined : eq(credentials.partyId, query.partyId),
     },
-    async (request) => deps.parties.revokeKey(request.params.id),
-  );
+    errorBody: ErrorBody,
+    noun: 'credential',
+  });
 
   app.post(
     '/_ops/parties/:partyId/compliance/case',

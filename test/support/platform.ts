@@ -11,15 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import type { Clock } from './clock.ts';
-import { loadConfig, type PlatformConfig } from './config.ts';
-import { withDatabaseName } from './database.ts';
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgres.ts';
-import type { ServiceApp } from './http.ts';
-import { createLogger } from './logger.ts';
-import type { OutboundHttp } from './outbound-http.ts';
-import { type BootedPlatform, bootServices } from './runtime.ts';
-import type { ServiceDefinition } from './service.ts';
+import type { Clock } from '../../src/platform/clock.ts';
+import { loadConfig, type PlatformConfig } from '../../src/platform/config.ts';
+import { withDatabaseName } from '../../src/platform/database.ts';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/platform/embedded-postgres.ts';
+import { createServiceApp, type ServiceApp, type ServiceAppOptions } from '../../src/platform/http.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import type { OutboundHttp } from '../../src/platform/outbound-http.ts';
+import { type BootedPlatform, bootServices } from '../../src/platform/runtime.ts';
+import type { ServiceDefinition } from '../../src/platform/service.ts';
 
 let embedded: Promise<EmbeddedPostgresHandle> | undefined;
 
@@ -172,4 +172,24 @@ export function baseUrlOf(app: ServiceApp): string {
   const addr = app.server.address();
   if (!addr || typeof addr !== 'object') throw new Error('app is not listening');
   return `http://127.0.0.1:${addr.port}`;
+}
+
+/**
+ * A bare service app for platform tests (no service, no database): `createServiceApp` with a test name, a
+ * `{code, message}` error body, {@link TEST_OPERATOR_TOKEN}, a silent logger and a ready probe that says yes;
+ * `overrides` replace any of them.
+ */
+export function bareServiceApp(overrides: Partial<ServiceAppOptions> = {}): Promise<ServiceApp> {
+  return createServiceApp({
+    name: 'platform-test',
+    title: 'Platform test service',
+    version: '1.0.0',
+    description: 'test',
+    publicUrl: 'http://127.0.0.1:9999',
+    formatError: (error) => ({ body: { code: error.code, message: error.message } }),
+    operatorToken: TEST_OPERATOR_TOKEN,
+    logger: createLogger('silent'),
+    ready: async () => true,
+    ...overrides,
+  });
 }

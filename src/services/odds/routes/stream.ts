@@ -1,11 +1,16 @@
-import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import { ApiError } from '../../platform/errors.ts';
-import type { ServiceApp } from '../../platform/http.ts';
-import type { OddsKeyService } from './api-keys.ts';
-import type { ChangeFeed, ChangeRecord } from './change-feed.ts';
-import { accessHooks } from './odds-routes.ts';
-import { OddsErrorBody, StreamQuerySchema } from './odds-schemas.ts';
+import { ApiError } from '../../../platform/errors.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { StreamRegistry } from '../../../platform/streams.ts';
+import type { ChangeRecord } from '../change-feed.ts';
+import { OddsErrorBody, StreamQuerySchema } from '../odds-schemas.ts';
+import type { OddsRouteContext } from './context.ts';
+
+/** The messages of the stream (JSON text frames). */
+type StreamMessage =
+  | { type: 'hello'; delta_last_id: number; filters: Record<string, unknown> }
+  | { type: 'price' | 'status'; data: ChangeRecord }
+  | { type: 'heartbeat'; ts: string };
 
 /** Filters of one WebSocket subscriber (spec F, Updates: filters keyed on `event_id`). */
 export interface StreamFilter {
@@ -44,14 +49,14 @@ const set = <T>(raw: string | undefined, map: (s: string) => T): Set<T> | null =
  * score change (`{"type":"status","data":<change>}`) that matches the query filters, from any instance (PostgreSQL
  * LISTEN/NOTIFY), in change-id order; `{"type":"heartbeat","ts":...}` every `heartbeatMs`. The first message is
  * `{"type":"hello","filters":...,"delta_last_id":...}`. Authenticated with `X-Odds-Key` (or `?key=`) and counted
- * against the key's requests per minute before the upgrade (401 / 429 instead of a socket).
+ * against the key's requests per minute before the upgrade (401 / 429 instead of a socket). The platform's
+ * StreamRegistry runs the socket: a client leaving more than 1 MiB unread is dropped, a key revoked on any instance
+ * closes its streams with 1008, a shutdown closes them with 1001.
  */
-export async function registerStreamRoute(
-  app: ServiceApp,
-  deps: { keys: OddsKeyService; feed: ChangeFeed; heartbeatMs: number },
-) {
-  await app.register(websocket, { options: { maxPayload: 4096 } });
-  const onRequest = accessHooks(app, deps.keys);
+export async function registerStreamRoute(app: ServiceApp, ctx: OddsRouteContext, heartbeatMs: number) {
+  const streams = new StreamRegistry(app);
+  await streams.registerWebSocket(app, { maxPayload: 4096 });
+  const { onRequest, principal: principalOf, keys, feed } = ctx;
   app.route({
     method: 'GET',
     url: '/api/v2/stream',
@@ -86,33 +91,32 @@ export async function registerStreamRoute(
         marketIds: set(q.market_ids, Number),
         affiliateIds: set(q.affiliate_ids, Number),
       };
-      const send = (message: unknown) => {
-        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
-      };
-      const unsubscribe = deps.feed.subscribe((changes) => {
+      const principal = principalOf(request);
+      const stream = streams.webSocket<StreamMessage>(
+        socket,
+        () => ({ type: 'heartbeat', ts: new Date().toISOString() }),
+        {
+          heartbeatMs: heartbeatMs,
+          // A key revoked on any instance closes its streams at once (1008).
+          watchCredential: (onRevoked) => keys.watch(principal.keyId, onRevoked),
+        },
+      );
+      const unsubscribe = feed.subscribe((changes) => {
         for (const change of changes)
           if (matchesFilter(change, filter))
-            send({ type: change.kind === 'price' ? 'price' : 'status', data: change });
+            stream.send({ type: change.kind === 'price' ? 'price' : 'status', data: change });
       });
-      const heartbeat = setInterval(
-        () => send({ type: 'heartbeat', ts: new Date().toISOString() }),
-        deps.heartbeatMs,
-      );
-      heartbeat.unref();
-      send({
+      void stream.done.then(unsubscribe);
+      stream.send({
         type: 'hello',
         // Every change after this id reaches this socket (read in the same tick as the subscription).
-        delta_last_id: deps.feed.deliveredUpTo,
+        delta_last_id: feed.deliveredUpTo,
         filters: {
           event_id: filter.eventIds ? [...filter.eventIds] : null,
           sport_id: filter.sportId,
           market_ids: filter.marketIds ? [...filter.marketIds] : null,
           affiliate_ids: filter.affiliateIds ? [...filter.affiliateIds] : null,
         },
-      });
-      socket.on('close', () => {
-        clearInterval(heartbeat);
-        unsubscribe();
       });
     },
   });

@@ -1,6 +1,6 @@
 /** HTTP routes of the hosted checkout page and its two static assets (see checkout-page.ts). */
-import type { ServiceApp } from '../../platform/http.ts';
-import { isPrefixedHexId } from '../../platform/ids.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { isPrefixedHexId } from '../../../platform/ids.ts';
 import {
   CHECKOUT_CSS,
   CHECKOUT_FAVICON,
@@ -8,8 +8,8 @@ import {
   CHECKOUT_JS,
   renderCheckoutPage,
   renderNotFoundPage,
-} from './checkout-page.ts';
-import type { PaymentService } from './payments-service.ts';
+} from '../checkout-page.ts';
+import type { PaymentService } from '../payments-service.ts';
 
 const html = {
   200: { description: 'HTML page', type: 'string' },
@@ -35,7 +35,7 @@ export async function registerCheckoutRoutes(app: ServiceApp, deps: { payments: 
       reply.headers(CHECKOUT_HEADERS).type('text/html; charset=utf-8');
       const intent = isPrefixedHexId('pmi', intentId) ? await deps.payments.findFresh(intentId) : undefined;
       if (!intent) return reply.code(404).send(renderNotFoundPage());
-      const merchant = await deps.payments.merchantName(undefined, intent.merchantPartyId);
+      const merchant = await deps.payments.merchantName(intent.merchantPartyId);
       return reply.send(renderCheckoutPage(intent, merchant));
     },
   );

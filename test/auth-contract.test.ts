@@ -1,0 +1,160 @@
+/**
+ * The authentication contract of every route of every service, generated from each service's OpenAPI document (its
+ * `security` requirements and `securitySchemes`), so services added later are covered without code here.
+ *
+ * For every operation that requires a credential: a missing, a malformed, an unknown and a revoked credential are
+ * each answered 401, before the request is validated (no path parameter or body here is valid). A positive control
+ * makes sure the credential is sent where the service reads it: with a valid credential the same request is not a
+ * 401. An operation whose requirements include `{}` accepts anonymous callers, so only a missing credential passes.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ServiceApp } from '../src/platform/http.ts';
+import { implementedServices } from '../src/services/index.ts';
+import { startTestPlatform, type TestPlatform } from './support/platform.ts';
+
+type Scheme = { type: 'http'; scheme: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string };
+
+interface Operation {
+  method: string;
+  path: string;
+  /** The first non-empty security requirement's scheme name. */
+  scheme: string;
+  anonymousAllowed: boolean;
+}
+
+interface OpenApi {
+  paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+  components: { securitySchemes: Record<string, Scheme> };
+}
+
+/** Every operation of `doc` that names a credential. */
+function securedOperations(doc: OpenApi): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(operations)) {
+      const requirements = op.security ?? [];
+      const named = requirements.find((r) => Object.keys(r).length > 0);
+      if (!named) continue;
+      out.push({
+        method: method.toUpperCase(),
+        path,
+        scheme: Object.keys(named)[0]!,
+        anonymousAllowed: requirements.some((r) => Object.keys(r).length === 0),
+      });
+    }
+  }
+  return out;
+}
+
+/** A concrete URL for an OpenAPI path: every parameter gets a value that matches no resource. */
+function urlOf(path: string): string {
+  return path.replace(/\{[^}]+\}/g, 'zz-not-a-resource');
+}
+
+/** Places `value` where `scheme` says (an `undefined` value sends nothing). */
+function withCredential(scheme: Scheme, url: string, value: string | undefined) {
+  if (value === undefined) return { url, headers: {} as Record<string, string> };
+  if (scheme.type === 'http') return { url, headers: { authorization: `Bearer ${value}` } };
+  if (scheme.in === 'query') {
+    const sep = url.includes('?') ? '&' : '?';
+    return { url: `${url}${sep}${scheme.name}=${encodeURIComponent(value)}`, headers: {} };
+  }
+  return { url, headers: { [scheme.name]: value } };
+}
+
+/** The plaintext keys a first start seeded (credentials whose last four characters are a listed key's hint). */
+async function seededKeys(platform: TestPlatform, name: string): Promise<{ key: string; id: number }[]> {
+  const listed = await platform
+    .app(name)
+    .inject({ method: 'GET', url: '/_ops/keys', headers: { authorization: platform.operatorAuth } });
+  assert.equal(listed.statusCode, 200, `${name}: GET /_ops/keys ${listed.body}`);
+  const records = (listed.json() as { keys: { id: number; hint: string }[] }).keys;
+  const out: { key: string; id: number }[] = [];
+  for (const value of Object.values(platform.credentials(name))) {
+    if (typeof value !== 'string' || value.length < 40) continue;
+    const record = records.find((r) => r.hint === value.slice(-4));
+    if (record) out.push({ key: value, id: record.id });
+  }
+  return out;
+}
+
+/** The same secret with its last character changed: of the right form, never issued. */
+function unknownLike(key: string): string {
+  return `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+}
+
+async function call(app: ServiceApp, op: Operation, scheme: Scheme, value: string | undefined) {
+  const { url, headers } = withCredential(scheme, urlOf(op.path), value);
+  return app.inject({ method: op.method as 'GET', url, headers });
+}
+
+describe('auth contract: every secured route of every service (from its OpenAPI document)', () => {
+  for (const service of implementedServices) {
+    test(`${service.name}: missing, malformed, unknown and revoked credentials are 401 on every secured route`, async () => {
+      const platform = await startTestPlatform({ services: [service] });
+      try {
+        const app = platform.app(service.name);
+        const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApi;
+        const operations = securedOperations(doc);
+        assert.ok(
+          operations.some((op) => op.scheme !== 'operatorToken'),
+          'the service has public secured routes',
+        );
+        const keys = await seededKeys(platform, service.name);
+        assert.ok(keys.length > 0, 'the first start seeded a key');
+        const failures: string[] = [];
+        const expect = (op: Operation, what: string, status: number, wanted: 'is 401' | 'is not 401') => {
+          if ((status === 401) !== (wanted === 'is 401'))
+            failures.push(`${op.method} ${op.path} with ${what}: ${status}`);
+        };
+
+        for (const op of operations) {
+          const scheme = doc.components.securitySchemes[op.scheme]!;
+          const valid =
+            op.scheme === 'operatorToken' ? [platform.operatorAuth.slice(7)] : keys.map((k) => k.key);
+          const statuses = await Promise.all(
+            valid.map(async (v) => (await call(app, op, scheme, v)).statusCode),
+          );
+          expect(
+            op,
+            'a valid credential (positive control)',
+            statuses.some((s) => s !== 401) ? 200 : 401,
+            'is not 401',
+          );
+          const missing = (await call(app, op, scheme, undefined)).statusCode;
+          expect(op, 'no credential', missing, op.anonymousAllowed ? 'is not 401' : 'is 401');
+          expect(
+            op,
+            'a malformed credential',
+            (await call(app, op, scheme, 'not~a~key')).statusCode,
+            'is 401',
+          );
+          expect(
+            op,
+            'an unknown credential',
+            (await call(app, op, scheme, unknownLike(valid[0]!))).statusCode,
+            'is 401',
+          );
+        }
+
+        for (const { id } of keys) {
+          const revoked = await app.inject({
+            method: 'POST',
+            url: `/_ops/keys/${id}/revoke`,
+            headers: { authorization: platform.operatorAuth },
+          });
+          assert.equal(revoked.statusCode, 200, revoked.body);
+        }
+        for (const op of operations.filter((o) => o.scheme !== 'operatorToken')) {
+          const scheme = doc.components.securitySchemes[op.scheme]!;
+          for (const { key } of keys)
+            expect(op, 'a revoked credential', (await call(app, op, scheme, key)).statusCode, 'is 401');
+        }
+        assert.deepEqual(failures, []);
+      } finally {
+        await platform.close();
+      }
+    });
+  }
+});
