@@ -157,15 +157,19 @@ export class PartyService {
   }
 
   /**
-   * Revokes credential `id` of `partyId`. A key already revoked keeps its first revocation time. Other instances
-   * drop the key from their cache when the transaction commits (NOTIFY).
+   * Revokes agent key `id` of `partyId` (`POST /v1/agent-keys/{id}/revoke`: agent keys only; a party's API keys are
+   * the operator's to revoke). A key already revoked keeps its first revocation time. Other instances drop the key
+   * from their cache when the transaction commits (NOTIFY).
    * @param executor the caller's transaction (the route's idempotency record), or the pool (own transaction).
-   * @throws ApiError 404 `credential_not_found` (also for another party's credential).
+   * @throws ApiError 404 `credential_not_found` (also for another party's key, and for an API key).
    */
-  async revokeKey(id: number, partyId: string, executor: Executor = this.db): Promise<void> {
+  async revokeAgentKey(id: number, partyId: string, executor: Executor = this.db): Promise<void> {
     // Inside the caller's transaction the kit's transaction is a savepoint: the revocation commits (and notifies)
     // with the caller's idempotency record.
-    const revoked = await this.keys.revoke(id, { executor, allowed: (row) => row.partyId === partyId });
+    const revoked = await this.keys.revoke(id, {
+      executor,
+      allowed: (row) => row.partyId === partyId && row.kind === 'agent',
+    });
     if (!revoked) throw credentialNotFound();
   }
 

@@ -57,8 +57,9 @@ export function registerAgentKeyRoutes(app: ServiceApp, ctx: PaymentsRouteContex
       schema: {
         operationId: 'revokeAgentKey',
         tags: ['credentials'],
-        summary: 'Revoke one of the caller’s keys (API keys only)',
+        summary: 'Revoke one of the caller’s agent keys (called with an API key)',
         description:
+          'Agent keys only: an API key id is 404 `credential_not_found` (API keys are revoked by the operator). ' +
           'Revoking a revoked key answers 204 again. Takes Idempotency-Key like every POST: the same key on the ' +
           'same path replays the 204 (X-Idempotency-Replayed: true); on another key id it is 409 ' +
           'idempotency_key_reused.',
@@ -74,7 +75,7 @@ export function registerAgentKeyRoutes(app: ServiceApp, ctx: PaymentsRouteContex
       if (!Number.isSafeInteger(id) || id < 1)
         throw new ApiError(404, 'credential_not_found', 'No such credential.');
       return post(request, reply, principal.partyId, async (tx) => {
-        await parties.revokeKey(id, principal.partyId, tx);
+        await parties.revokeAgentKey(id, principal.partyId, tx);
         return { status: 204, body: null };
       });
     },

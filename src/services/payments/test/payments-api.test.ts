@@ -117,6 +117,14 @@ describe('payments: parties, credentials, compliance, limits, intents', () => {
       404,
       'credential_not_found',
     );
+    // The route revokes agent keys only: an API key of the caller's party is not one (and keeps working).
+    const apiKey = (await h.ops('POST', '/_ops/keys', { partyId: m.partyId, kind: 'api' })).json();
+    assertError(
+      await h.api(m.key, 'POST', `/v1/agent-keys/${apiKey.id}/revoke`),
+      404,
+      'credential_not_found',
+    );
+    assert.equal((await h.api(apiKey.key, 'GET', '/v1/parties/me')).statusCode, 200);
   });
 
   test('create: exact JSON:API shape, integer cents, tax, payUrl and clientSecret while open', async () => {
