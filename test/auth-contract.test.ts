@@ -11,72 +11,25 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ServiceApp } from '../src/platform/http.ts';
 import { implementedServices } from '../src/services/index.ts';
-import { startTestPlatform, type TestPlatform } from './support/platform.ts';
-
-type Scheme = { type: 'http'; scheme: string } | { type: 'apiKey'; in: 'header' | 'query'; name: string };
-
-interface Operation {
-  method: string;
-  path: string;
-  /** The first non-empty security requirement's scheme name. */
-  scheme: string;
-  anonymousAllowed: boolean;
-}
-
-interface OpenApi {
-  paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
-  components: { securitySchemes: Record<string, Scheme> };
-}
+import {
+  type OpenApi,
+  type Operation,
+  openApiOf,
+  operationsOf,
+  type Scheme,
+  seededKeys,
+  withCredential,
+} from './support/openapi.ts';
+import { startTestPlatform } from './support/platform.ts';
 
 /** Every operation of `doc` that names a credential. */
-function securedOperations(doc: OpenApi): Operation[] {
-  const out: Operation[] = [];
-  for (const [path, operations] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(operations)) {
-      const requirements = op.security ?? [];
-      const named = requirements.find((r) => Object.keys(r).length > 0);
-      if (!named) continue;
-      out.push({
-        method: method.toUpperCase(),
-        path,
-        scheme: Object.keys(named)[0]!,
-        anonymousAllowed: requirements.some((r) => Object.keys(r).length === 0),
-      });
-    }
-  }
-  return out;
+function securedOperations(doc: OpenApi): (Operation & { scheme: string })[] {
+  return operationsOf(doc).filter((op): op is Operation & { scheme: string } => op.scheme !== undefined);
 }
 
 /** A concrete URL for an OpenAPI path: every parameter gets a value that matches no resource. */
 function urlOf(path: string): string {
   return path.replace(/\{[^}]+\}/g, 'zz-not-a-resource');
-}
-
-/** Places `value` where `scheme` says (an `undefined` value sends nothing). */
-function withCredential(scheme: Scheme, url: string, value: string | undefined) {
-  if (value === undefined) return { url, headers: {} as Record<string, string> };
-  if (scheme.type === 'http') return { url, headers: { authorization: `Bearer ${value}` } };
-  if (scheme.in === 'query') {
-    const sep = url.includes('?') ? '&' : '?';
-    return { url: `${url}${sep}${scheme.name}=${encodeURIComponent(value)}`, headers: {} };
-  }
-  return { url, headers: { [scheme.name]: value } };
-}
-
-/** The plaintext keys a first start seeded (credentials whose last four characters are a listed key's hint). */
-async function seededKeys(platform: TestPlatform, name: string): Promise<{ key: string; id: number }[]> {
-  const listed = await platform
-    .app(name)
-    .inject({ method: 'GET', url: '/_ops/keys', headers: { authorization: platform.operatorAuth } });
-  assert.equal(listed.statusCode, 200, `${name}: GET /_ops/keys ${listed.body}`);
-  const records = (listed.json() as { keys: { id: number; hint: string }[] }).keys;
-  const out: { key: string; id: number }[] = [];
-  for (const value of Object.values(platform.credentials(name))) {
-    if (typeof value !== 'string' || value.length < 40) continue;
-    const record = records.find((r) => r.hint === value.slice(-4));
-    if (record) out.push({ key: value, id: record.id });
-  }
-  return out;
 }
 
 /** The same secret with its last character changed: of the right form, never issued. */
@@ -95,7 +48,7 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
       const platform = await startTestPlatform({ services: [service] });
       try {
         const app = platform.app(service.name);
-        const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApi;
+        const doc = await openApiOf(platform, service.name);
         const operations = securedOperations(doc);
         assert.ok(
           operations.some((op) => op.scheme !== 'operatorToken'),

@@ -45,6 +45,8 @@ export class ApiError extends Error {
  *   first request is still running (`idempotency.ts`);
  * - `payload_too_large`, `unsupported_media_type`: body over the limit, or of a type no parser takes;
  * - `uri_too_long`: a path parameter over the router's limit (100 characters);
+ * - `request_timeout`, `header_fields_too_large`: refused by Node's HTTP parser before Fastify saw a request (headers
+ *   not received in time; headers over Node's `maxHeaderSize`, 16 KiB);
  * - `rate_limited`: a rate limit without the service's own answer;
  * - `internal`: anything unexpected (the message never carries internals);
  * - `service_unavailable`: the instance is stopping.
@@ -58,8 +60,10 @@ export const PLATFORM_ERRORS = {
   idempotency_key_reused: 409,
   idempotency_key_in_use: 409,
   payload_too_large: 413,
+  request_timeout: 408,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  header_fields_too_large: 431,
   rate_limited: 429,
   internal: 500,
   service_unavailable: 503,

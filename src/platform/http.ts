@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { AjvCompiler, type RouteDefinition } from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -29,6 +30,13 @@ import {
 import { requestId } from './ids.ts';
 import type { AppLogger } from './logger.ts';
 import { isCalendarDate, isRfc3339DateTime } from './schemas.ts';
+import {
+  integerPropertiesOf,
+  nonCanonicalIntegerIssue,
+  nonFiniteIssue,
+  unboundedNumbersOf,
+  unstorableIssue,
+} from './storable-input.ts';
 
 const AJV_OPTIONS = { allErrors: true, useDefaults: true, removeAdditional: false } as const;
 const coercingValidators = AjvCompiler();
@@ -75,11 +83,12 @@ export type ServiceApp = FastifyInstance<
 
 /**
  * Turns an {@link ApiError} into the service's own error body. The status is `error.status`; returned headers are
- * added to the answer (after `error.headers`). Called for every error, including 404 for unknown routes and 500.
+ * added to the answer (after `error.headers`). Called for every error, including 404 for unknown routes, 500, and
+ * requests the HTTP parser refused before any route was known (so it is given the request id only).
  */
 export type ErrorFormatter = (
   error: ApiError,
-  request: FastifyRequest,
+  request: { readonly id: string },
 ) => { body: unknown; headers?: Record<string, string> };
 
 /** What {@link createServiceApp} needs to know about the service. */
@@ -155,7 +164,10 @@ function registerJsonParser(app: FastifyInstance): void {
           undefined,
         );
       }
-      done(err, value);
+      if (err) return done(err, undefined);
+      // Text storage cannot hold and nesting recursive code cannot walk: refused before any service code runs.
+      const issue = unstorableIssue(value, 'body');
+      done(issue ? invalidRequest([issue]) : null, issue ? undefined : value);
     });
   });
 }
@@ -224,6 +236,57 @@ export function toApiError(error: unknown): ApiError {
     });
   }
   return internalError(error);
+}
+
+/** How long a connection refused by the HTTP parser is drained before it is closed, in ms. */
+const CLIENT_ERROR_DRAIN_MS = 2_000;
+
+/**
+ * Answers a request Node's HTTP parser refused (`clientError`): 431 `header_fields_too_large` for headers over
+ * `maxHeaderSize`, 408 `request_timeout` when they did not arrive in time, 400 `bad_request` otherwise (a control
+ * character in a header, a malformed request line). The body is the service's own error body (`format`, with a new
+ * request id, also sent as `x-request-id`), the answer says `Connection: close`, and the socket is ended after it and
+ * drained for {@link CLIENT_ERROR_DRAIN_MS}: closing with unread input would reset the connection (RST) and the client
+ * could lose the answer.
+ */
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  format: ErrorFormatter,
+  log: FastifyBaseLogger,
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, message]: [PlatformErrorCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['header_fields_too_large', 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'The request headers did not arrive in time.']
+        : ['bad_request', 'The request is malformed (request line or headers).'];
+  const apiError = platformError(code, message);
+  const id = requestId();
+  const { body, headers } = format(apiError, { id });
+  const text = JSON.stringify(body);
+  const head = [
+    `HTTP/1.1 ${apiError.status} ${reasonPhrase(apiError.status)}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    `x-request-id: ${id}`,
+    ...Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+  ];
+  log.info(
+    { reqId: id, statusCode: apiError.status, parserError: error.code },
+    'request refused by the HTTP parser',
+  );
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(`${head.join('\r\n')}\r\n\r\n${text}`);
+  socket.resume();
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_DRAIN_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
 
 /** The one log line of a request (`request`: method, path, route, status, duration in ms); 5xx at level error. */
@@ -345,6 +408,12 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       sendError(error, request, reply);
       logRequest(request, reply);
     },
+    // Requests Node's HTTP parser refuses before Fastify sees them (headers over `maxHeaderSize`, a control character
+    // in a header, a malformed request line): answered in the service's default format (no route is known), with
+    // `Connection: close`, and the connection ended after the answer rather than reset.
+    clientErrorHandler: (error, socket) => {
+      answerClientError(error as NodeJS.ErrnoException, socket, options.formatError, app.log);
+    },
     forceCloseConnections: 'idle',
     // The factory type of @fastify/ajv-compiler cannot describe a per-part choice; the shapes are its own.
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator as never } },
@@ -380,6 +449,49 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
           'This operator route needs Authorization: Bearer <OPERATOR_TOKEN>.',
         );
       }
+    }
+    // Path and query text storage cannot hold (`%00`), refused before the service's own hooks read it.
+    const issue = unstorableIssue(request.params, 'params') ?? unstorableIssue(request.query, 'query');
+    if (issue) throw invalidRequest([issue]);
+  });
+
+  // Ajv coerces a query or path value of `1e309` to Infinity and then skips `minimum`/`maximum` (they apply to finite
+  // numbers only), so coerced values are checked once more after validation.
+  app.addHook('preHandler', async (request) => {
+    const issue = nonFiniteIssue(request.params, 'params') ?? nonFiniteIssue(request.query, 'query');
+    if (issue) throw invalidRequest([issue]);
+  });
+
+  // Every number a request schema accepts is bounded (storable-input.ts): a route that forgets is refused at start.
+  // Path and query integers in decimal digits only: Ajv's coercion reads `0x2`, `+2`, `1e3` and ` 2` as 2, so the
+  // same resource would answer to many spellings (and a cache or log would not know they are one).
+  const integerFields = new Map<string, { params: string[]; query: string[] }>();
+  const routeKey = (method: string, url: string) => `${method} ${url}`;
+  app.addHook('preValidation', async (request) => {
+    const fields = integerFields.get(routeKey(request.method, request.routeOptions.url ?? ''));
+    if (!fields) return;
+    const issue =
+      nonCanonicalIntegerIssue(request.params, fields.params, 'params') ??
+      nonCanonicalIntegerIssue(request.query, fields.query, 'query');
+    if (issue) throw invalidRequest([issue]);
+  });
+
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as Record<string, unknown> | undefined;
+    if (!schema) return;
+    const params = integerPropertiesOf(schema.params);
+    const query = integerPropertiesOf(schema.querystring);
+    if (params.length + query.length > 0)
+      for (const method of [route.method].flat())
+        integerFields.set(routeKey(method, route.url), { params, query });
+    const problems = (['params', 'querystring', 'headers', 'body'] as const).flatMap((part) =>
+      unboundedNumbersOf(schema[part], part),
+    );
+    if (problems.length > 0) {
+      const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+      throw new Error(
+        `${options.name}: route ${methods} ${route.url} accepts unbounded numbers (declare minimum and maximum): ${problems.join('; ')}`,
+      );
     }
   });
 

@@ -54,7 +54,7 @@ describe('platform: createServiceApp (request ids, errors, probes, OpenAPI, oper
           tags: ['things'],
           operationId: 'createThing',
           body: Type.Object(
-            { name: Type.String(), qty: Type.Integer({ minimum: 1 }) },
+            { name: Type.String(), qty: Type.Integer({ minimum: 1, maximum: 1000 }) },
             { additionalProperties: false },
           ),
         },
@@ -306,6 +306,83 @@ describe('platform: request logs (one line per request, the request id on every 
   });
 });
 
+describe('platform: requests the HTTP parser refuses (large headers, control characters)', () => {
+  let app: ServiceApp;
+  let port: number;
+
+  before(async () => {
+    app = await bareServiceApp({
+      name: 'parser-test',
+      formatError: (error, request) => ({ body: { fault: { code: error.code, requestId: request.id } } }),
+      operatorToken: OPERATOR_TOKEN,
+    });
+    app.get('/ping', async () => ({ pong: true }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as { port: number }).port;
+  });
+  after(() => app.close());
+
+  /**
+   * Sends `head` on a keep-alive connection; resolves with what came back and how the connection ended: `end` (the
+   * server closed it after its answer) or the socket error (`ECONNRESET` when it was reset).
+   */
+  const exchange = (head: string) =>
+    new Promise<{ received: string; ending: string }>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let received = '';
+      let ending = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      socket.on('end', () => {
+        ending ||= 'end';
+        socket.end();
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) => {
+        ending ||= error.code ?? 'error';
+      });
+      socket.on('close', () => resolve({ received, ending }));
+      socket.write(head);
+    });
+
+  const parse = (received: string) => {
+    const [head = '', body = ''] = received.split('\r\n\r\n');
+    const [statusLine = '', ...lines] = head.split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+    );
+    return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+  };
+
+  test('headers over 16 KiB are a 431 in the service format, then the connection is closed, not reset', async () => {
+    const big = 'a'.repeat(20_000);
+    const { received, ending } = await exchange(
+      `GET /ping HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nX-Big: ${big}\r\n\r\n`,
+    );
+    const answer = parse(received);
+    assert.equal(answer.status, 431);
+    assert.equal(answer.headers.connection, 'close');
+    assert.equal(answer.body.fault.code, 'header_fields_too_large');
+    assert.equal(answer.body.fault.requestId, answer.headers['x-request-id']);
+    assert.equal(ending, 'end');
+  });
+
+  test('a control character in a header value is a 400 in the service format', async () => {
+    const { received, ending } = await exchange('GET /ping HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n');
+    const answer = parse(received);
+    assert.equal(answer.status, 400);
+    assert.equal(answer.headers.connection, 'close');
+    assert.equal(answer.body.fault.code, 'bad_request');
+    assert.equal(ending, 'end');
+  });
+
+  test('the same connection serves a well-formed request normally', async () => {
+    const { received } = await exchange('GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.deepEqual(parse(received).body, { pong: true });
+  });
+});
+
 describe('platform: client address behind proxies (TRUST_PROXY)', () => {
   const appWith = async (trustProxy: TrustProxy | undefined) => {
     const app = await bareServiceApp({
@@ -454,7 +531,10 @@ describe('platform: error formats by route and by URL prefix', () => {
       ],
       operatorToken: OPERATOR_TOKEN,
     });
-    const body = Type.Object({ n: Type.Integer() }, { additionalProperties: false });
+    const body = Type.Object(
+      { n: Type.Integer({ minimum: 0, maximum: 9 }) },
+      { additionalProperties: false },
+    );
     app.post('/api/things', { schema: { body } }, async () => ({ ok: true }));
     app.get('/api/items/:id', async () => ({ ok: true }));
     app.post('/mcp/tools', { schema: { body } }, async () => ({ ok: true }));

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../src/platform/http.ts';
+import { Int4 } from '../../src/platform/schemas.ts';
 import { bareServiceApp } from '../support/platform.ts';
 
 /** The platform's request validation: query and path values are coerced from text, JSON bodies are taken as sent. */
@@ -20,9 +21,9 @@ describe('platform: request validation (coercion for query and params, none for 
           operationId: 'createItem',
           tags: ['test'],
           summary: 'create',
-          params: Type.Object({ id: Type.Integer() }),
-          querystring: Type.Object({ tags: Type.Optional(Type.Array(Type.String())), limit: Type.Integer() }),
-          body: Type.Object({ quantity: Type.Integer(), name: Type.String() }),
+          params: Type.Object({ id: Int4() }),
+          querystring: Type.Object({ tags: Type.Optional(Type.Array(Type.String())), limit: Int4() }),
+          body: Type.Object({ quantity: Int4(), name: Type.String() }),
         },
       },
       async (request) => ({ params: request.params, query: request.query, body: request.body }),

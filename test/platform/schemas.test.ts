@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { isCalendarDate, isRfc3339DateTime, parseRfc3339DateTime } from '../../src/platform/schemas.ts';
+import {
+  EARLIEST_INSTANT_MS,
+  isCalendarDate,
+  isRfc3339DateTime,
+  LATEST_INSTANT_MS,
+  parseRfc3339DateTime,
+} from '../../src/platform/schemas.ts';
 import { bareServiceApp } from '../support/platform.ts';
 
 describe('platform: RFC 3339 dates and date-times (and TypeBox formats date, date-time)', () => {
@@ -51,11 +57,26 @@ describe('platform: RFC 3339 dates and date-times (and TypeBox formats date, dat
 });
 
 describe('platform: one definition of date and date-time for the request validator, TypeBox and the domain', () => {
-  test('years 0000-0099 are calendar years, not 1900-1999', () => {
-    for (const ok of ['0000-01-01', '0001-01-01', '0048-02-29', '0099-12-31'])
-      assert.ok(isCalendarDate(ok), ok);
+  test('years 0001-0099 are calendar years, not 1900-1999', () => {
+    for (const ok of ['0001-01-01', '0048-02-29', '0099-12-31']) assert.ok(isCalendarDate(ok), ok);
     for (const bad of ['0050-02-29', '0100-02-29']) assert.ok(!isCalendarDate(bad), bad);
     assert.equal(parseRfc3339DateTime('0050-06-01T00:00:00Z')?.toISOString(), '0050-06-01T00:00:00.000Z');
+  });
+
+  test('dates PostgreSQL cannot store, or whose UTC form has no four-digit year, are refused', () => {
+    // Year 0 does not exist in PostgreSQL; years past 9999 have no four-digit form.
+    for (const bad of ['0000-01-01', '0000-12-31', '10000-01-01', '+010000-01-01'])
+      assert.ok(!isCalendarDate(bad), bad);
+    for (const bad of [
+      '0000-01-01T00:00:00Z',
+      '0001-01-01T00:30:00+01:00', // 0000-12-31T23:30Z
+      '9999-12-31T23:30:00-01:00', // 10000-01-01T00:30Z
+      '+010000-01-01T00:00:00Z',
+    ])
+      assert.equal(parseRfc3339DateTime(bad), undefined, bad);
+    assert.equal(parseRfc3339DateTime('0001-01-01T00:00:00Z')?.getTime(), EARLIEST_INSTANT_MS);
+    assert.equal(parseRfc3339DateTime('9999-12-31T23:59:59.999Z')?.getTime(), LATEST_INSTANT_MS);
+    assert.ok(isCalendarDate('9999-12-31'));
   });
 
   test('the request validator (Ajv) accepts exactly what the platform helpers accept', async () => {

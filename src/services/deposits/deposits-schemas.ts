@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../../platform/schemas.ts';
+import { Int4, StringEnum } from '../../platform/schemas.ts';
 
 const Address = Type.String({
   pattern: '^0x[0-9a-fA-F]{40}$',
@@ -22,7 +22,7 @@ export const DepositErrorBody = Type.Object(
 
 /** Request body of POST /v1/stablecoin-gateway/deposit-addresses (documentation; validated by the domain). */
 export const CreateDepositAddressBody = Type.Object({
-  sourceChainId: Type.Integer({
+  sourceChainId: Int4({
     minimum: 1,
     description: 'Source chain id (EIP-155), one of the configured chains',
   }),

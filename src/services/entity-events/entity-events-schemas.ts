@@ -1,5 +1,5 @@
 import { type TProperties, Type } from '@sinclair/typebox';
-import { StringEnum } from '../../platform/schemas.ts';
+import { Int4, StringEnum } from '../../platform/schemas.ts';
 
 /** TypeBox schemas of the entity-events API (= its OpenAPI). Spec 002 section G. */
 
@@ -166,7 +166,7 @@ export const PageSchema = Type.Object({
 });
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Int4({ default: 0 })),
 });
 
 export const EventSchema = Type.Object({
@@ -187,7 +187,7 @@ export const fetchEventsBody = (entity: 'business' | 'prospect') =>
       from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive lower bound of event_time' })),
       to: Type.Optional(Type.String({ description: 'RFC 3339, inclusive upper bound of event_time' })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-      offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      offset: Type.Optional(Int4({ default: 0 })),
     },
     { additionalProperties: false, required: [`${entity}_ids`] },
   );
@@ -219,7 +219,7 @@ export const DeliveryParams = Type.Object({
 });
 export const DeliveryListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Int4({ default: 0 })),
   status: Type.Optional(StringEnum(['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'] as const)),
 });
 

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { INT4_MAX, Int4 } from '../../platform/schemas.ts';
 import { DELTA_DEFAULT_LIMIT, DELTA_MAX_LIMIT } from './catalog.ts';
 import { MAX_OFFSET_MINUTES } from './odds-query.ts';
 
@@ -100,27 +101,27 @@ const Team = Type.Object({
 const Score = Type.Object({
   event_id: Type.String(),
   event_status: Type.String(),
-  score_away: Type.Integer(),
-  score_home: Type.Integer(),
+  score_away: Int4(),
+  score_home: Int4(),
   winner_away: Type.Boolean(),
   winner_home: Type.Boolean(),
-  score_away_by_period: Type.Array(Type.Integer()),
-  score_home_by_period: Type.Array(Type.Integer()),
+  score_away_by_period: Type.Array(Int4()),
+  score_home_by_period: Type.Array(Int4()),
   venue_name: Type.String(),
   venue_location: Type.String(),
-  game_clock: Type.Integer(),
+  game_clock: Int4({ description: 'Seconds' }),
   display_clock: Type.String(),
-  game_period: Type.Integer(),
+  game_period: Int4(),
   broadcast: Type.String(),
   event_status_detail: Type.String(),
   updated_at: Type.String({ format: 'date-time' }),
 });
 const Schedule = Type.Object({
   season_type: Type.String(),
-  season_year: Type.Integer(),
+  season_year: Int4({ minimum: 1, maximum: 9999 }),
   event_name: Type.String(),
   league_name: Type.String(),
-  game_number: Type.Optional(Type.Integer({ description: 'Baseball doubleheaders and makeups only' })),
+  game_number: Type.Optional(Int4({ minimum: 1, description: 'Baseball doubleheaders and makeups only' })),
   game_type: Type.Optional(
     Type.String({ description: 'doubleheader, makeup or doubleheader_makeup; omitted otherwise' }),
   ),
@@ -149,14 +150,16 @@ export const EventsEnvelope = Type.Object({
 });
 
 export const SportEventsParams = Type.Object({
-  sportID: Type.Integer({ minimum: 1 }),
-  date: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' }),
+  sportID: Int4({ minimum: 1 }),
+  date: Type.String({ format: 'date', description: 'YYYY-MM-DD, years 0001 to 9999' }),
 });
 export const EventParams = Type.Object({ eventID: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
-export const SportParams = Type.Object({ sportID: Type.Integer({ minimum: 1 }) });
-export const TeamParams = Type.Object({ teamID: Type.Integer({ minimum: 1 }) });
-export const PlayerParams = Type.Object({ playerID: Type.Integer({ minimum: 1 }) });
-export const LineParams = Type.Object({ lineID: Type.Integer({ minimum: 1 }) });
+export const SportParams = Type.Object({ sportID: Int4({ minimum: 1 }) });
+export const TeamParams = Type.Object({ teamID: Int4({ minimum: 1 }) });
+export const PlayerParams = Type.Object({ playerID: Int4({ minimum: 1 }) });
+export const LineParams = Type.Object({
+  lineID: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+});
 export const HistoryQuery = Type.Object(
   { affiliate_ids: Type.Optional(IdList('Sportsbook ids (default all)')) },
   { additionalProperties: false },
@@ -210,8 +213,12 @@ export const ChangeSchema = Type.Object({
 
 export const DeltaQuerySchema = Type.Object(
   {
-    last_id: Type.Integer({ minimum: 0, description: 'meta.delta_last_id of the last answer' }),
-    sport_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    last_id: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'meta.delta_last_id of the last answer',
+    }),
+    sport_id: Type.Optional(Int4({ minimum: 1 })),
     event_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
     affiliate_ids: Type.Optional(IdList('Sportsbook ids')),
     market_ids: Type.Optional(IdList('Market ids, at most 12')),
@@ -234,7 +241,7 @@ export const DeltaResponse = Type.Object({
 export const StreamQuerySchema = Type.Object(
   {
     event_id: Type.Optional(Type.String({ description: 'Comma-separated event ids' })),
-    sport_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    sport_id: Type.Optional(Int4({ minimum: 1 })),
     market_ids: Type.Optional(IdList('Market ids')),
     affiliate_ids: Type.Optional(IdList('Sportsbook ids')),
     key: Type.Optional(Type.String({ description: 'The API key, for clients that cannot set X-Odds-Key' })),
@@ -243,8 +250,8 @@ export const StreamQuerySchema = Type.Object(
 );
 
 const IngestPriceSchema = Type.Object({
-  id: Type.Optional(Type.Integer()),
-  price: Type.Integer(),
+  id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  price: Int4({ minimum: -INT4_MAX, description: 'American odds' }),
   is_main_line: Type.Optional(Type.Boolean()),
   closed: Type.Optional(Type.Boolean()),
   updated_at: Type.Optional(Type.String()),
@@ -257,14 +264,14 @@ export const IngestBody = Type.Object(
       Type.Object({
         event_id: Type.String({ minLength: 1, maxLength: 64 }),
         event_uuid: Type.Optional(Type.String({ maxLength: 64 })),
-        sport_id: Type.Integer(),
+        sport_id: Int4({ minimum: 1 }),
         event_date: Type.String({ format: 'date-time' }),
-        rotation_number_away: Type.Optional(Type.Integer()),
-        rotation_number_home: Type.Optional(Type.Integer()),
+        rotation_number_away: Type.Optional(Int4()),
+        rotation_number_home: Type.Optional(Int4()),
         score: Type.Optional(Type.Partial(Type.Omit(Score, ['event_id', 'updated_at']))),
         teams: Type.Array(
           Type.Object({
-            team_id: Type.Integer({ minimum: 1 }),
+            team_id: Int4({ minimum: 1 }),
             name: Type.String({ minLength: 1 }),
             mascot: Type.Optional(Type.String()),
             abbreviation: Type.Optional(Type.String()),
@@ -277,19 +284,19 @@ export const IngestBody = Type.Object(
         markets: Type.Optional(
           Type.Array(
             Type.Object({
-              id: Type.Optional(Type.Integer()),
-              market_id: Type.Integer(),
-              period_id: Type.Optional(Type.Integer({ minimum: 0 })),
+              id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+              market_id: Int4({ minimum: 1 }),
+              period_id: Type.Optional(Int4()),
               name: Type.Optional(Type.String()),
               market_description: Type.Optional(Type.String()),
               participants: Type.Array(
                 Type.Object({
-                  id: Type.Integer({ minimum: 0 }),
+                  id: Int4(),
                   type: Type.String(),
                   name: Type.String(),
                   lines: Type.Array(
                     Type.Object({
-                      id: Type.Optional(Type.Integer()),
+                      id: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
                       value: Type.String({ maxLength: 40 }),
                       prices: Type.Record(Type.String(), IngestPriceSchema),
                     }),

@@ -56,7 +56,9 @@ export async function registerOpsRoutes(
             name: Type.String({ minLength: 1, maxLength: 200 }),
             ownerPartyId: Type.Optional(Type.String()),
             caseStatus: Type.Optional(StringEnum(CASE_STATUSES)),
-            perTransaction: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+            perTransaction: Type.Optional(
+              Type.Union([Type.Integer({ minimum: 1, maximum: 99_999_999 }), Type.Null()]),
+            ),
           },
           { additionalProperties: false },
         ),

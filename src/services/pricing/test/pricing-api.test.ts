@@ -732,7 +732,17 @@ describe('pricing: plans and features', () => {
         ['PATCH', `/plans/${p.id}`, { basePrice: -5 }, /body\.basePrice/],
         ['GET', '/plans/abc', undefined, /params\.planId must be integer/],
         ['GET', '/plans/0', undefined, /params\.planId must be >= 1/],
-        ['GET', '/plans/1.5', undefined, /params\.planId must be integer/],
+        // An integer path parameter is written in decimal digits: one plan, one spelling.
+        ['GET', '/plans/1.5', undefined, /params\.planId must be an integer in decimal digits/],
+        [
+          'GET',
+          `/plans/0x${p.id.toString(16)}`,
+          undefined,
+          /params\.planId must be an integer in decimal digits/,
+        ],
+        ['GET', `/plans/+${p.id}`, undefined, /params\.planId must be an integer in decimal digits/],
+        ['GET', `/plans/${p.id}e0`, undefined, /params\.planId must be an integer in decimal digits/],
+        ['GET', `/plans/0${p.id}`, undefined, /params\.planId must be an integer in decimal digits/],
         ['GET', '/plans/99999999999999999999', undefined, /params\.planId must be <=/],
         ['GET', '/features/x', undefined, /params\.featureId must be integer/],
         ['POST', '/features', { featureType: 'Standart' }, /body\.name is required/],
