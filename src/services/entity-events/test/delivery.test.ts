@@ -462,7 +462,7 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     const stored = await ingest('pauseco');
     assert.equal(stored.deliveries_created, 1);
     await platform.runDueJobs();
-    const [r] = await receiver.waitFor((l) => onPath(l, '/back').length >= 1);
+    const [r] = onPath(await receiver.waitFor((l) => onPath(l, '/back').length >= 1), '/back');
     assert.equal(r!.verified, true);
     assert.equal(r!.payload!.enrollment_id, e.enrollment_id);
     assert.equal(r!.payload!.event_id, stored.events[0]!.event_id);
