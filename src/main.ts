@@ -18,6 +18,13 @@ import { implementedServices } from './services/index.ts';
 
 const SHUTDOWN_DEADLINE_MS = 15_000;
 
+/**
+ * A second SIGINT or SIGTERM this soon after the first is the same stop request, not an order to exit at once: one
+ * Ctrl-C reaches the process twice under `npm start` (the terminal signals the whole process group, and npm forwards
+ * the signal to its child again). A signal after this window exits at once (130).
+ */
+const REPEATED_SIGNAL_GRACE_MS = 3_000;
+
 function fail(code: number, message: string): never {
   process.stderr.write(`api-suite: ${message}\n`);
   process.exit(code);
@@ -67,11 +74,20 @@ async function main(): Promise<void> {
   let started: Awaited<ReturnType<typeof startPlatform>> | undefined;
   let stopRequested: string | undefined;
   let shuttingDown = false;
-  const shutdown = (signal: string) => {
-    if (shuttingDown) {
+  let firstSignalAt: number | undefined;
+  const onSignal = (signal: string) => {
+    const now = performance.now();
+    if (firstSignalAt !== undefined) {
+      // While starting, the stop already waits for the start to finish (then stops what was started).
+      if (!started || now - firstSignalAt < REPEATED_SIGNAL_GRACE_MS) return;
       process.stderr.write(`api-suite: ${signal} again, exiting now\n`);
       process.exit(130);
     }
+    firstSignalAt = now;
+    shutdown(signal);
+  };
+  const shutdown = (signal: string) => {
+    if (shuttingDown) return;
     if (!started) {
       stopRequested = signal;
       return;
@@ -94,8 +110,8 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
 
   try {
     started = await startPlatform(config, services, logger, { runWorker: command === 'start' });

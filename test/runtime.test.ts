@@ -11,6 +11,16 @@ import { postgresProcessesFor, servicePorts, startCli } from './support/cli.ts';
 import { createTestDatabase, type TestDatabase } from './support/platform.ts';
 import { waitUntil } from './support/wait.ts';
 
+/** True while a process of the process group `pgid` is alive. */
+function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `npm start` against an external PostgreSQL (DATABASE_URL): banner, credentials, restart, shutdown, bad starts. */
 describe('runtime: the api-suite command on DATABASE_URL', () => {
   let database: TestDatabase;
@@ -320,6 +330,91 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     assert.equal(line?.statusCode, 200, 'the drained request is logged with its request id');
     assert.equal(line?.service, 'coins');
     assert.equal(raw?.match(/"service":/g)?.length, 1, `one service key per line: ${raw}`);
+  });
+
+  test('one Ctrl-C to the npm start process group is one stop: a busy keep-alive request is answered, exit 0, no error line; three times', async () => {
+    const token = async () => (await fs.readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    for (let round = 1; round <= 3; round++) {
+      const cli = startCli([], { ...env(), SERVICES: 'coins', LOG_LEVEL: 'info' }, { npm: true });
+      await cli.waitFor('Press Ctrl-C');
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const body = JSON.stringify([{ id: `ctrl-c-${round}`, symbol: 'cc', name: 'Ctrl C', platforms: {} }]);
+      const ask = (first: string) => {
+        let request: http.ClientRequest | undefined;
+        const answer = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+          request = http.request(
+            {
+              agent,
+              host: '127.0.0.1',
+              port,
+              method: 'POST',
+              path: '/_ops/coins/import',
+              headers: {
+                authorization: `Bearer ${first}`,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+              },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+            },
+          );
+          request.on('error', reject);
+          request.flushHeaders();
+          request.write(body.slice(0, 1));
+        });
+        return { answer, finish: () => request!.end(body.slice(1)) };
+      };
+      // A keep-alive connection that has served one request and is busy with the next when Ctrl-C comes.
+      const warm = ask(await token());
+      warm.finish();
+      assert.equal((await warm.answer).status, 200);
+      const busy = ask(await token());
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      const stopAt = performance.now();
+      process.kill(-cli.child.pid!, 'SIGINT');
+      await waitUntil('the listening socket is closed', async () => !(await listening(port)), { timeoutMs: 5_000 });
+      busy.finish();
+      const answered = await busy.answer;
+      assert.equal(answered.status, 200, `round ${round}: the busy request is answered`);
+      assert.equal(answered.connection, 'close', 'and its connection closed after it');
+      // npm ends by the Ctrl-C it received itself (reported as 128) once its child has exited; the service process
+      // shows its own clean exit by its last line ("stopped", logged just before exit code 0) and no other message.
+      const code = await cli.exited(15_000);
+      assert.ok(code === 0 || code === 128, `round ${round}: npm exit ${code} ${cli.stderr()}`);
+      await waitUntil('no process of the group is left', () => !processGroupAlive(cli.child.pid!), {
+        timeoutMs: 5_000,
+      });
+      const seconds = (performance.now() - stopAt) / 1000;
+      assert.ok(seconds < 8, `round ${round}: stopped in ${seconds.toFixed(1)} s, well inside the 15 s deadline`);
+      assert.doesNotMatch(cli.stderr(), /again|exiting now/, `round ${round}: one stop, not two`);
+      const errorLines = cli
+        .stdout()
+        .split('\n')
+        .filter((l) => /"level":(50|60)/.test(l));
+      assert.deepEqual(errorLines, [], `round ${round}: a clean stop logs no error`);
+      assert.match(cli.stdout(), /"msg":"stopped"/);
+      agent.destroy();
+    }
+  });
+
+  test('a second SIGINT within the grace window is the same stop (exit 0, drained), not an exit 130', async () => {
+    const cli = startCli([], { ...env(), SERVICES: 'coins', LOG_LEVEL: 'info' });
+    await cli.waitFor('Press Ctrl-C');
+    // A request being received holds the stop open while the second signal arrives.
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /_ops/coins/counts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+    cli.child.kill('SIGINT');
+    await waitUntil('the stop began', async () => !(await listening(port)), { timeoutMs: 5_000 });
+    cli.child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.end('}');
+    assert.equal(await cli.exited(15_000), 0, cli.stderr());
+    assert.doesNotMatch(cli.stderr(), /again/);
+    assert.match(cli.stdout(), /"msg":"stopped"/);
   });
 
   test('migrate applies migrations and exits', async () => {

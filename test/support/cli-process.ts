@@ -9,7 +9,7 @@ import path from 'node:path';
 /** The repository root (where `src/main.ts` is). */
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** A running `api-suite` process started as `npm start` runs it (`tsx src/main.ts`). */
+/** A running `api-suite` process started as `npm start` runs it (`node --import tsx src/main.ts`). */
 export interface CliProcess {
   child: ChildProcess;
   stdout(): string;
@@ -20,8 +20,16 @@ export interface CliProcess {
   exited(timeoutMs?: number): Promise<number>;
 }
 
-/** Starts the CLI with `args` and `env` (added to a clean copy of this process's environment). */
-export function startCli(args: string[], env: Record<string, string | undefined>): CliProcess {
+/**
+ * Starts the CLI with `args` and `env` (added to a clean copy of this process's environment). With `npm: true` it is
+ * started through `npm start --` as a new process group (npm, its shell and node), so a test can signal the whole
+ * group as a terminal's Ctrl-C does (`process.kill(-child.pid, 'SIGINT')`); `child` is then npm.
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { npm?: boolean } = {},
+): CliProcess {
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (
@@ -31,11 +39,18 @@ export function startCli(args: string[], env: Record<string, string | undefined>
       childEnv[k] = v;
   }
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), ...args], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = options.npm
+    ? spawn('npm', ['start', '--silent', '--', ...args], {
+        cwd: ROOT,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      })
+    : spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), ...args], {
+        cwd: ROOT,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
   let out = '';
   let err = '';
   child.stdout?.on('data', (c: Buffer) => {
