@@ -357,7 +357,9 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
             },
             (res) => {
               res.resume();
-              res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }),
+              );
             },
           );
           request.on('error', reject);
@@ -374,7 +376,9 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
       assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
       const stopAt = performance.now();
       process.kill(-cli.child.pid!, 'SIGINT');
-      await waitUntil('the listening socket is closed', async () => !(await listening(port)), { timeoutMs: 5_000 });
+      await waitUntil('the listening socket is closed', async () => !(await listening(port)), {
+        timeoutMs: 5_000,
+      });
       busy.finish();
       const answered = await busy.answer;
       assert.equal(answered.status, 200, `round ${round}: the busy request is answered`);
@@ -387,7 +391,10 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
         timeoutMs: 5_000,
       });
       const seconds = (performance.now() - stopAt) / 1000;
-      assert.ok(seconds < 8, `round ${round}: stopped in ${seconds.toFixed(1)} s, well inside the 15 s deadline`);
+      assert.ok(
+        seconds < 8,
+        `round ${round}: stopped in ${seconds.toFixed(1)} s, well inside the 15 s deadline`,
+      );
       assert.doesNotMatch(cli.stderr(), /again|exiting now/, `round ${round}: one stop, not two`);
       const errorLines = cli
         .stdout()
