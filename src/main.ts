@@ -6,6 +6,8 @@
  *   npm start -- --role worker        background jobs only
  *   npm start -- --services coins     a subset (same as SERVICES=coins)
  *   npm start -- migrate              apply migrations and exit
+ *   npm start -- --show-credentials   print the operator token and demo keys in the banner (otherwise only an
+ *                                     interactive first start does; they are always in DATA_DIR/credentials.json)
  *
  * Exit codes: 0 after a clean shutdown, 2 for invalid configuration, 1 when the start fails.
  */
@@ -13,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from './platform/config.ts';
 import { ConfigError } from './platform/errors.ts';
 import { createLogger } from './platform/logger.ts';
-import { formatBanner, startPlatform } from './platform/runtime.ts';
+import { bannerShowsSecrets, formatBanner, startPlatform } from './platform/runtime.ts';
 import { implementedServices } from './services/index.ts';
 
 const SHUTDOWN_DEADLINE_MS = 15_000;
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
       options: {
         role: { type: 'string' },
         services: { type: 'string' },
+        'show-credentials': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -45,7 +48,9 @@ async function main(): Promise<void> {
     fail(2, (err as Error).message);
   }
   if (args.values.help) {
-    process.stdout.write('usage: npm start [-- [start|migrate] [--role api|worker|all] [--services a,b]]\n');
+    process.stdout.write(
+      'usage: npm start [-- [start|migrate] [--role api|worker|all] [--services a,b] [--show-credentials]]\n',
+    );
     return;
   }
   const command = args.positionals[0] ?? 'start';
@@ -128,7 +133,12 @@ async function main(): Promise<void> {
     shutdown(stopRequested);
     return;
   }
-  process.stdout.write(formatBanner(started, config));
+  const showSecrets = bannerShowsSecrets({
+    asked: args.values['show-credentials'] === true,
+    interactive: process.stdout.isTTY === true,
+    firstStart: started.firstStart,
+  });
+  process.stdout.write(formatBanner(started, config, { showSecrets }));
 }
 
 main().catch((err) => {

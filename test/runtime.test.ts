@@ -7,9 +7,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../src/platform/embedded-postgres.ts';
+import { bannerShowsSecrets } from '../src/platform/runtime.ts';
 import { postgresProcessesFor, servicePorts, startCli } from './support/cli.ts';
 import { createTestDatabase, type TestDatabase } from './support/platform.ts';
 import { waitUntil } from './support/wait.ts';
+
+/** The secret values of a credentials.json: strings of 20 characters or more (keys; not ids, slugs or URLs). */
+function secretValuesOf(credentials: Record<string, Record<string, unknown>>): string[] {
+  return Object.values(credentials)
+    .flatMap((c) => Object.entries(c))
+    .filter(([name, v]) => typeof v === 'string' && /key$/i.test(name) && v.length >= 20)
+    .map(([, v]) => v as string);
+}
 
 /** True while a process of the process group `pgid` is alive. */
 function processGroupAlive(pgid: number): boolean {
@@ -20,6 +29,21 @@ function processGroupAlive(pgid: number): boolean {
     return false;
   }
 }
+
+describe('runtime: the start banner prints secrets only when asked or on an interactive first start', () => {
+  test('asked, or a terminal on the first start; never a later start, a service manager or a container log', () => {
+    const cases: [boolean, boolean, boolean, boolean][] = [
+      // asked, interactive, firstStart -> shows
+      [true, false, false, true],
+      [false, true, true, true],
+      [false, true, false, false],
+      [false, false, true, false],
+      [false, false, false, false],
+    ];
+    for (const [asked, interactive, firstStart, shows] of cases)
+      assert.equal(bannerShowsSecrets({ asked, interactive, firstStart }), shows, JSON.stringify(cases));
+  });
+});
 
 /** `npm start` against an external PostgreSQL (DATABASE_URL): banner, credentials, restart, shutdown, bad starts. */
 describe('runtime: the api-suite command on DATABASE_URL', () => {
@@ -62,11 +86,18 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     for (const text of [
       coins.baseUrl,
       `${coins.baseUrl}/docs`,
-      coins.demoKey,
-      coins.proKey,
-      'operator token: op_',
+      `credentials: ${credsFile}`,
+      `operator token: in ${path.join(dataDir, 'operator-token')}`,
     ]) {
       assert.ok(banner.includes(text), `banner shows ${text}`);
+    }
+    // Not a terminal: no secret on stdout or stderr (banner and log lines), only where to find them.
+    const operatorToken = (await fs.readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    const secrets = [operatorToken, ...secretValuesOf(creds)];
+    assert.ok(secrets.length >= 8, 'every demo key and the operator token are looked for');
+    for (const secret of secrets) {
+      assert.ok(!cli.stdout().includes(secret), `stdout has no ${secret.slice(0, 8)}...`);
+      assert.ok(!cli.stderr().includes(secret), `stderr has no ${secret.slice(0, 8)}...`);
     }
 
     const res = await fetch(`${coins.baseUrl}/api/v3/coins/list`, {
@@ -147,12 +178,14 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
     assert.equal(await cli.exited(15_000), 0);
     assert.ok(Date.now() - stopStarted < 15_000);
 
-    const again = startCli([], env());
+    // Asked for: the banner prints them.
+    const again = startCli(['--show-credentials'], env());
     await again.waitFor('Press Ctrl-C');
     const creds2 = JSON.parse(await fs.readFile(credsFile, 'utf8'));
     assert.equal(creds2.coins.demoKey, coins.demoKey, 'the same demo key after a restart');
     assert.equal(creds2.coins.proKey, coins.proKey);
     assert.ok(again.stdout().includes(`operator token: ${token}`), 'the same operator token');
+    assert.ok(again.stdout().includes(`demoKey: ${coins.demoKey}`), 'the demo keys, asked for');
     const res2 = await fetch(`${coins.baseUrl}/api/v3/coins/list`, {
       headers: { 'x-coin-demo-api-key': coins.demoKey },
     });
@@ -164,7 +197,8 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
   test('OPERATOR_TOKEN set: that token guards /_ops', async () => {
     const cli = startCli([], { ...env(), OPERATOR_TOKEN: 'my-own-operator-token-123' });
     await cli.waitFor('Press Ctrl-C');
-    assert.ok(cli.stdout().includes('operator token: my-own-operator-token-123'));
+    assert.ok(cli.stdout().includes('operator token: as set in OPERATOR_TOKEN'));
+    assert.ok(!cli.stdout().includes('my-own-operator-token-123'), 'never printed');
     const base = `http://127.0.0.1:${port}`;
     assert.equal(
       (await fetch(`${base}/_ops/keys`, { headers: { authorization: 'Bearer my-own-operator-token-123' } }))

@@ -43,6 +43,8 @@ export interface RunningService {
   app: ServiceApp | undefined;
   /** Demo credentials from the first start's seed; undefined when they cannot be decrypted here. */
   credentials: Record<string, unknown> | undefined;
+  /** True when this boot seeded the demo data (the database's first start for this service). */
+  seededNow: boolean;
 }
 
 export interface BootOptions {
@@ -194,8 +196,15 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
       const module = await definition.setup(ctx);
       cron.push(...checkServiceJobs(definition.name, module));
       bindings.push(...(module.tasks ?? []));
-      const credentials = await seedOnce(database, definition.name, module, secrets, clock, serviceLogger);
-      running.set(definition.name, { definition, ctx, module, app: undefined, credentials });
+      const { credentials, seededNow } = await seedOnce(
+        database,
+        definition.name,
+        module,
+        secrets,
+        clock,
+        serviceLogger,
+      );
+      running.set(definition.name, { definition, ctx, module, app: undefined, credentials, seededNow });
     }
 
     const tasks = taskHandlers(bindings);
@@ -274,21 +283,19 @@ async function seedOnce(
   secrets: SecretBox,
   clock: Clock,
   logger: AppLogger,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<{ credentials: Record<string, unknown> | undefined; seededNow: boolean }> {
   const seed = module.seed;
-  if (!seed) return {};
+  if (!seed) return { credentials: {}, seededNow: false };
   return database.db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`api-suite:seed:${service}`}))`);
     const [existing] = await tx.select().from(seedState).where(eq(seedState.service, service));
     if (existing) {
       try {
-        return JSON.parse(secrets.decrypt(existing.credentials, `seed:${service}`)) as Record<
-          string,
-          unknown
-        >;
+        const credentials = JSON.parse(secrets.decrypt(existing.credentials, `seed:${service}`));
+        return { credentials: credentials as Record<string, unknown>, seededNow: false };
       } catch {
         logger.warn('demo credentials were created with another SECRETS_KEY and cannot be shown here');
-        return undefined;
+        return { credentials: undefined, seededNow: false };
       }
     }
     const credentials = await seed(tx);
@@ -298,7 +305,7 @@ async function seedOnce(
       createdAt: clock.now(),
     });
     logger.info('demo data seeded');
-    return credentials;
+    return { credentials, seededNow: true };
   });
 }
 
@@ -323,6 +330,8 @@ export interface StartedPlatform {
   /** `{ "<service>": { baseUrl, docsUrl?, ...credentials } }`, as written to `DATA_DIR/credentials.json`. */
   credentials: Record<string, Record<string, unknown>>;
   embedded: EmbeddedPostgresHandle | undefined;
+  /** True when this start created the demo credentials (a service seeded its data now). */
+  firstStart: boolean;
   /** Stops everything in order: HTTP drained, workers, connections, then embedded PostgreSQL. */
   stop(): Promise<void>;
 }
@@ -409,6 +418,7 @@ export async function startPlatform(
     operatorToken,
     credentials,
     embedded,
+    firstStart: [...booted.services.values()].some((s) => s.seededNow),
     stop() {
       stopping ??= (async () => {
         await booted.stop();
@@ -419,16 +429,43 @@ export async function startPlatform(
   };
 }
 
-/** The start banner: every service's base URL, docs URL and demo credentials, and the operator token. */
-export function formatBanner(started: StartedPlatform, config: PlatformConfig): string {
+/**
+ * Whether the start banner prints the operator token and the demo keys: when asked (`--show-credentials`), or on an
+ * interactive first start (a terminal, and this start created them). Otherwise the banner points to the files that
+ * hold them, so a service manager's or a container's log never carries a secret.
+ */
+export function bannerShowsSecrets(options: {
+  asked: boolean;
+  interactive: boolean;
+  firstStart: boolean;
+}): boolean {
+  return options.asked || (options.interactive && options.firstStart);
+}
+
+/**
+ * The start banner: role, database, where the operator token and the demo credentials are, each service's base URL
+ * and docs, and (only when `showSecrets`, {@link bannerShowsSecrets}) the operator token and the demo credentials.
+ */
+export function formatBanner(
+  started: StartedPlatform,
+  config: PlatformConfig,
+  options: { showSecrets: boolean },
+): string {
   const lines: string[] = [];
+  const credentialsFile = path.join(config.dataDir, 'credentials.json');
   lines.push('');
   lines.push(`api-suite is running (role: ${config.role})`);
   lines.push(
     `  database: ${started.embedded ? `embedded PostgreSQL on 127.0.0.1:${started.embedded.port} (data in ${config.dataDir}/pg)` : 'DATABASE_URL'}`,
   );
-  lines.push(`  operator token: ${started.operatorToken}`);
-  lines.push(`  credentials: ${path.join(config.dataDir, 'credentials.json')}`);
+  if (options.showSecrets) lines.push(`  operator token: ${started.operatorToken}`);
+  else
+    lines.push(
+      `  operator token: ${config.operatorToken ? 'as set in OPERATOR_TOKEN' : `in ${path.join(config.dataDir, 'operator-token')}`}`,
+    );
+  lines.push(`  credentials: ${credentialsFile}`);
+  if (!options.showSecrets)
+    lines.push('  (demo keys are in that file; `npm start -- --show-credentials` prints them here)');
   lines.push('');
   for (const [name, creds] of Object.entries(started.credentials)) {
     const { baseUrl, docsUrl, ...rest } = creds;
@@ -437,8 +474,9 @@ export function formatBanner(started: StartedPlatform, config: PlatformConfig): 
       lines.push(`    base URL: ${String(baseUrl)}`);
       lines.push(`    docs:     ${String(docsUrl)}`);
     }
-    for (const [k, v] of Object.entries(rest))
-      lines.push(`    ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+    if (options.showSecrets)
+      for (const [k, v] of Object.entries(rest))
+        lines.push(`    ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
   lines.push('');
   lines.push('Press Ctrl-C to stop.');
