@@ -12,6 +12,12 @@ import type { TenantPrincipal } from './tenants.ts';
 /** At most this many (non-deleted, non-legacy) webhooks per tenant (spec limits table). */
 export const MAX_WEBHOOKS_PER_TENANT = 10;
 export const MAX_HEADERS = 20;
+
+/**
+ * What a custom header value reads as (`X-Api-Token: ********`): values often carry the receiver's credentials, so
+ * reads show names only. An update that sends an entry back with this value keeps the stored value of that name.
+ */
+export const HEADER_VALUE_MASK = '********';
 /** Header names the service sets itself; a custom header cannot replace them. */
 const RESERVED_HEADERS = new Set([
   'content-type',
@@ -69,6 +75,9 @@ export function checkCustomHeaders(
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
     if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || value.length > 1024)
       bad(`${field}/${i}`, 'has a value with control characters or longer than 1024 characters');
+    else if (/[^\u0000-\u00ff]/.test(value))
+      // HTTP sends header values as Latin-1 bytes (RFC 9110 field-value): an emoji could never be delivered.
+      bad(`${field}/${i}`, 'has a value that cannot be sent in an HTTP header (Latin-1 characters only)');
     else if (RESERVED_HEADERS.has(name.toLowerCase()))
       bad(`${field}/${i}`, `cannot set ${name}: the service sets it`);
     else if (Object.keys(out).some((k) => k.toLowerCase() === name.toLowerCase()))
@@ -119,7 +128,38 @@ function checkDestination(input: { webhook_url?: string; headers?: string[] }): 
   throwIfIssues(issues);
 }
 
-/** The API form of a webhook row (never the secret). */
+/** `Name: value` entries with every value replaced by {@link HEADER_VALUE_MASK} (names kept). */
+function maskedHeaders(headers: readonly string[]): string[] {
+  return headers.map((entry) => `${entry.slice(0, entry.indexOf(':')).trim()}: ${HEADER_VALUE_MASK}`);
+}
+
+/**
+ * The headers of an update: an entry whose value is {@link HEADER_VALUE_MASK} takes the stored value of that name
+ * (a client may send back what it read).
+ * @throws ApiError 400 `validation_failed` for a masked entry whose name has no stored value.
+ */
+function unmaskedHeaders(input: readonly string[], stored: readonly string[]): string[] {
+  const storedValues = new Map(
+    stored.map((entry) => [entry.slice(0, entry.indexOf(':')).trim().toLowerCase(), entry] as const),
+  );
+  const issues: Issue[] = [];
+  const out = input.map((entry, i) => {
+    const colon = entry.indexOf(':');
+    if (entry.slice(colon + 1).trim() !== HEADER_VALUE_MASK) return entry;
+    const kept = storedValues.get(entry.slice(0, colon).trim().toLowerCase());
+    if (!kept)
+      issues.push({
+        location: 'body',
+        field: `headers/${i}`,
+        message: 'is masked but has no stored value to keep',
+      });
+    return kept ?? entry;
+  });
+  throwIfIssues(issues);
+  return out;
+}
+
+/** The API form of a webhook row (never the secret; custom header values masked). */
 export function toWebhookView(row: WebhookRow): WebhookView {
   return {
     webhook_id: row.id,
@@ -127,7 +167,7 @@ export function toWebhookView(row: WebhookRow): WebhookView {
     name: row.name,
     description: row.description,
     webhook_url: row.webhookUrl,
-    headers: row.headers,
+    headers: maskedHeaders(row.headers),
     payload_format: row.payloadFormat,
     status: row.status,
     disabled_reason: row.disabledReason,
@@ -292,7 +332,7 @@ export class WebhookService {
         if (input.name !== undefined) set.name = input.name;
         if (input.description !== undefined) set.description = input.description;
         if (input.webhook_url !== undefined) set.webhookUrl = input.webhook_url;
-        if (input.headers !== undefined) set.headers = input.headers;
+        if (input.headers !== undefined) set.headers = unmaskedHeaders(input.headers, current.headers);
         if (input.payload_format !== undefined) set.payloadFormat = input.payload_format;
         if (input.status !== undefined && input.status !== current.status) {
           set.status = input.status;

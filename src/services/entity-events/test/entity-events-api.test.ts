@@ -152,9 +152,51 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       const read = await call('GET', `/v2/webhooks/${created.webhook_id}`, keyA);
       assert.equal(read.statusCode, 200);
       assert.equal(read.json().webhook_secret, undefined);
-      assert.deepEqual(read.json().headers, ['X-Team: blue']);
+      // Custom header values often carry the receiver's credentials: reads show the names only.
+      assert.deepEqual(created.headers, ['X-Team: ********']);
+      assert.deepEqual(read.json().headers, ['X-Team: ********']);
       const list = await call('GET', '/v2/webhooks', keyA);
       assert.ok(list.json().webhooks.every((w: Record<string, unknown>) => w.webhook_secret === undefined));
+    });
+
+    test('custom header values stay masked: sent back masked they are kept, replaced when given', async () => {
+      const created = await hook(keyA, { headers: ['X-Token: s3cret', 'X-Team: blue'] });
+      const url = `/v2/webhooks/${created.webhook_id}`;
+      const listed = (await call('GET', '/v2/webhooks', keyA)).json().webhooks as {
+        webhook_id: string;
+        headers: string[];
+      }[];
+      assert.deepEqual(listed.find((w) => w.webhook_id === created.webhook_id)?.headers, [
+        'X-Token: ********',
+        'X-Team: ********',
+      ]);
+      assert.ok(!JSON.stringify(listed).includes('s3cret'));
+      // What was read, sent back with one value changed: the masked one keeps its stored value.
+      const updated = await call('PATCH', url, keyA, { headers: ['x-token: ********', 'X-Team: green'] });
+      assert.equal(updated.statusCode, 200, updated.body);
+      const stored = await platform.booted.database.pool.query(
+        'select headers from entity_events.webhooks where id = $1',
+        [created.webhook_id],
+      );
+      assert.deepEqual(stored.rows[0].headers, ['X-Token: s3cret', 'X-Team: green']);
+      const unknown = await call('PATCH', url, keyA, { headers: ['X-New: ********'] });
+      assert.equal(unknown.statusCode, 400);
+      assert.equal(unknown.json().error.details.issues[0].field, 'headers/0');
+    });
+
+    test('a header value HTTP cannot carry (beyond Latin-1, e.g. an emoji) is refused on create and update', async () => {
+      const emoji = await call('POST', '/v2/webhooks', keyA, {
+        name: 'h-emoji',
+        webhook_url: 'http://a.test',
+        headers: ['X-Mood: \u{1F600}'],
+      });
+      assert.equal(emoji.statusCode, 400);
+      assert.match(emoji.json().error.details.issues[0].message, /Latin-1/);
+      const latin1 = await hook(keyA, { headers: ['X-City: Zürich café'] });
+      const update = await call('PATCH', `/v2/webhooks/${latin1.webhook_id}`, keyA, {
+        headers: ['X-City: 東京'],
+      });
+      assert.equal(update.statusCode, 400);
     });
 
     test('headers and urls are validated', async () => {
