@@ -75,7 +75,7 @@ export function checkCustomHeaders(
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
     if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || value.length > 1024)
       bad(`${field}/${i}`, 'has a value with control characters or longer than 1024 characters');
-    else if (/[^\u0000-\u00ff]/.test(value))
+    else if (/[\u0100-\uffff]/.test(value))
       // HTTP sends header values as Latin-1 bytes (RFC 9110 field-value): an emoji could never be delivered.
       bad(`${field}/${i}`, 'has a value that cannot be sent in an HTTP header (Latin-1 characters only)');
     else if (RESERVED_HEADERS.has(name.toLowerCase()))
