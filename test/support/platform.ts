@@ -5,6 +5,7 @@
  * PostgreSQL is started in a temporary directory for this process and stopped when it exits. Each call of
  * {@link createTestDatabase} creates its own database on that server and drops it afterwards.
  */
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -85,7 +86,9 @@ export interface TestPlatform {
  * @param env extra environment (service settings such as COINS_UPSTREAM_URL).
  * @param listen bind each app to a free port on 127.0.0.1 (for real HTTP clients); default false (`inject()`).
  * @param logLines when given, the platform logs at level `trace` and every JSON log line is appended there (to check
- *   what a service logs); otherwise the level is `TEST_LOG_LEVEL` (default `silent`) on stdout.
+ *   what a service logs); otherwise at level `debug` into a buffer (also printed when `TEST_LOG_LEVEL` is set).
+ *   Either way `close()` fails when a log line holds the operator token or a seeded demo key: no test run logs a
+ *   secret.
  */
 export async function startTestPlatform(options: {
   services: ServiceDefinition[];
@@ -109,18 +112,18 @@ export async function startTestPlatform(options: {
     options.services.map((s) => ({ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort })),
   );
   for (const s of options.services) s.validateEnv?.(env);
-  const lines = options.logLines;
-  const logger = lines
-    ? createLogger(
-        'trace',
-        new Writable({
-          write(chunk, _encoding, done) {
-            lines.push(...String(chunk).split('\n').filter(Boolean));
-            done();
-          },
-        }),
-      )
-    : createLogger((process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent');
+  const lines = options.logLines ?? [];
+  const echo = options.logLines === undefined && process.env.TEST_LOG_LEVEL !== undefined;
+  const logger = createLogger(
+    options.logLines ? 'trace' : 'debug',
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        if (echo) process.stdout.write(chunk);
+        done();
+      },
+    }),
+  );
   let booted: BootedPlatform;
   try {
     booted = await bootServices({
@@ -163,8 +166,32 @@ export async function startTestPlatform(options: {
       await booted.stop();
       await database.drop().catch(() => undefined);
       await fs.rm(dataDir, { recursive: true, force: true });
+      assertNoSecretLogged(lines, [TEST_OPERATOR_TOKEN, ...seededSecrets(booted)]);
     },
   };
+}
+
+/** The demo keys the services seeded (credential values named `...key` or `...token`, 20 characters or more). */
+function seededSecrets(booted: BootedPlatform): string[] {
+  const out: string[] = [];
+  for (const s of booted.services.values())
+    for (const [name, value] of Object.entries(s.credentials ?? {}))
+      if (typeof value === 'string' && /(key|token|secret)$/i.test(name) && value.length >= 20)
+        out.push(value);
+  return out;
+}
+
+/**
+ * Fails when one of `lines` holds one of `secrets` (naming the line's message and the secret's first characters only).
+ * @throws AssertionError listing the offending log messages.
+ */
+function assertNoSecretLogged(lines: readonly string[], secrets: readonly string[]): void {
+  const leaks: string[] = [];
+  for (const line of lines)
+    for (const secret of secrets)
+      if (line.includes(secret))
+        leaks.push(`${secret.slice(0, 6)}... in "${/"msg":"([^"]*)"/.exec(line)?.[1]}"`);
+  assert.deepEqual(leaks, [], 'no log line holds the operator token or a seeded key');
 }
 
 /** The address a listening app answers on (`http://127.0.0.1:<port>`). */
