@@ -9,9 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import type { ServiceApp } from '../src/platform/http.ts';
+import { AUTH_FAILURES_PER_MINUTE } from '../src/platform/rate-limit.ts';
 import { implementedServices } from '../src/services/index.ts';
 import {
+  errorBodySchemaOf,
   type OpenApi,
   type Operation,
   openApiOf,
@@ -21,6 +25,13 @@ import {
   withCredential,
 } from './support/openapi.ts';
 import { startTestPlatform } from './support/platform.ts';
+
+/** The service's documented error body, compiled. */
+function errorBody(doc: OpenApi) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  return ajv.compile(errorBodySchemaOf(doc));
+}
 
 /** Every operation of `doc` that names a credential. */
 function securedOperations(doc: OpenApi): (Operation & { scheme: string })[] {
@@ -37,9 +48,17 @@ function unknownLike(key: string): string {
   return `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
 }
 
+let clients = 0;
+
+/**
+ * The request of `op` with the credential `value`, each from a client address of its own (198.18.0.0/15, for
+ * testing): the platform refuses an address after 30 failed authentications a minute, which this test would reach.
+ */
 async function call(app: ServiceApp, op: Operation, scheme: Scheme, value: string | undefined) {
   const { url, headers } = withCredential(scheme, urlOf(op.path), value);
-  return app.inject({ method: op.method as 'GET', url, headers });
+  clients += 1;
+  const remoteAddress = `198.18.${Math.floor(clients / 256) % 256}.${clients % 256}`;
+  return app.inject({ method: op.method as 'GET', url, headers, remoteAddress });
 }
 
 describe('auth contract: every secured route of every service (from its OpenAPI document)', () => {
@@ -110,4 +129,36 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
       }
     });
   }
+
+  test(`failed authentications are counted per client address: past ${AUTH_FAILURES_PER_MINUTE} a minute, 429 in each service's format`, async () => {
+    for (const service of implementedServices) {
+      const platform = await startTestPlatform({ services: [service] });
+      try {
+        const app = platform.app(service.name);
+        const doc = await openApiOf(platform, service.name);
+        const op = securedOperations(doc).find((o) => o.scheme !== 'operatorToken')!;
+        const scheme = doc.components.securitySchemes[op.scheme]!;
+        const key = (await seededKeys(platform, service.name))[0]!.key;
+        const from = (remoteAddress: string, value: string) => {
+          const { url, headers } = withCredential(scheme, urlOf(op.path), value);
+          return app.inject({ method: op.method as 'GET', url, headers, remoteAddress });
+        };
+        for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++)
+          assert.equal(
+            (await from('203.0.113.7', unknownLike(key))).statusCode,
+            401,
+            `${service.name} #${i}`,
+          );
+        // That address is refused now, even with a valid key; another address is not.
+        const refused = await from('203.0.113.7', key);
+        assert.equal(refused.statusCode, 429, `${service.name}: ${refused.body}`);
+        assert.ok(Number(refused.headers['retry-after']) >= 1);
+        assert.ok(errorBody(doc)(refused.json()), `${service.name}: ${refused.body}`);
+        assert.notEqual((await from('203.0.113.8', key)).statusCode, 429);
+        assert.equal((await app.inject({ url: '/healthz', remoteAddress: '203.0.113.7' })).statusCode, 200);
+      } finally {
+        await platform.close();
+      }
+    }
+  });
 });

@@ -2,7 +2,7 @@ import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Clock } from './clock.ts';
-import type { ApiError } from './errors.ts';
+import { type ApiError, platformError } from './errors.ts';
 import type { ServiceApp } from './http.ts';
 
 /**
@@ -28,11 +28,101 @@ export async function registerRateLimit(
     skipOnError: true,
     store: options.redis ? redisStore(options.redis, options.nameSpace) : clockedMemoryStore(options.clock),
   });
+  limitAuthenticationFailures(app, options);
+}
+
+/** Failed authentications (401 answers) one client address may get per minute; past them its requests are 429s. */
+export const AUTH_FAILURES_PER_MINUTE = 30;
+
+/**
+ * Counts every 401 answer per client address (`request.ip`, after `TRUST_PROXY`) in fixed one-minute windows, in
+ * Redis when configured (shared by every instance) or in memory; once an address has {@link AUTH_FAILURES_PER_MINUTE}
+ * in its window, its requests are answered 429 `rate_limited` with `Retry-After` in the service's format until the
+ * window ends, before any credential is looked up. Guessing keys, or a client stuck with a revoked one, cannot make
+ * unbounded lookups on any service; the probes (`/healthz`, `/readyz`) are never refused. A Redis outage lets
+ * requests through, as the rate limits do.
+ */
+function limitAuthenticationFailures(
+  app: ServiceApp,
+  options: { clock: Clock; redis: Redis | undefined; nameSpace: string },
+): void {
+  const counter = options.redis
+    ? redisFailureCounter(options.redis, `${options.nameSpace}auth-failures:`)
+    : memoryFailureCounter(options.clock);
+  app.addHook('onRequest', async (request) => {
+    const url = request.routeOptions.url;
+    if (url === '/healthz' || url === '/readyz') return;
+    const window = await counter.peek(request.ip).catch(() => undefined);
+    if (window && window.count >= AUTH_FAILURES_PER_MINUTE) {
+      const retryAfter = String(Math.max(1, Math.ceil(window.ttlMs / 1000)));
+      throw platformError(
+        'rate_limited',
+        `Too many failed authentications from this address; retry in ${retryAfter} s.`,
+        { headers: { 'retry-after': retryAfter } },
+      );
+    }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode === 401) await counter.count(request.ip).catch(() => undefined);
+  });
+}
+
+/** A fixed-window counter of failures per key: `count` adds one, `peek` reads the current window. */
+interface FailureCounter {
+  count(key: string): Promise<void>;
+  peek(key: string): Promise<{ count: number; ttlMs: number } | undefined>;
+}
+
+/** {@link FailureCounter} in process memory on `clock` (one-minute windows; at most `maxKeys`, oldest dropped). */
+function memoryFailureCounter(clock: Clock, maxKeys = 100_000): FailureCounter {
+  const windows = new Map<string, { count: number; startMs: number }>();
+  const current = (key: string) => {
+    const w = windows.get(key);
+    const now = clock.nowMs();
+    return w && w.startMs <= now && now < w.startMs + 60_000 ? { w, now } : { w: undefined, now };
+  };
+  return {
+    async count(key) {
+      const { w, now } = current(key);
+      if (w) {
+        w.count += 1;
+        return;
+      }
+      windows.delete(key);
+      if (windows.size >= maxKeys) {
+        const oldest = windows.keys().next().value;
+        if (oldest !== undefined) windows.delete(oldest);
+      }
+      windows.set(key, { count: 1, startMs: now });
+    },
+    async peek(key) {
+      const { w, now } = current(key);
+      return w ? { count: w.count, ttlMs: w.startMs + 60_000 - now } : undefined;
+    },
+  };
+}
+
+/** {@link FailureCounter} in Redis under `prefix` (`INCR` with a one-minute `PEXPIRE`; `GET` and `PTTL` to read). */
+function redisFailureCounter(redis: Redis, prefix: string): FailureCounter {
+  return {
+    async count(key) {
+      await redis.eval(INCR_SCRIPT, 1, `${prefix}${key}`, '60000');
+    },
+    async peek(key) {
+      const [[, count], [, ttl]] = (await redis
+        .multi()
+        .get(`${prefix}${key}`)
+        .pttl(`${prefix}${key}`)
+        .exec()) as [[unknown, string | null], [unknown, number]];
+      return count === null ? undefined : { count: Number(count), ttlMs: Math.max(0, ttl) };
+    },
+  };
 }
 
 /**
  * An `onRequest` hook counting requests per minute in fixed windows per `bucket` (a credential id, a client
- * address), to put after the route's authentication hook. Past `max(request)` in a window the request is answered
+ * address), to put after the route's authentication hook. A request is counted by the first such hook of its route
+ * only (@fastify/rate-limit runs one limit per request): a route with its own budget puts that hook instead. Past `max(request)` in a window the request is answered
  * with `exceeded(retryAfterSeconds, max, request)` (the service's 429 with `Retry-After`; at least 1 second).
  */
 export function perMinuteLimit(

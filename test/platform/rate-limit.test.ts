@@ -6,7 +6,11 @@ import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { ApiError } from '../../src/platform/errors.ts';
 import type { ServiceApp } from '../../src/platform/http.ts';
-import { clockedMemoryStore, registerRateLimit } from '../../src/platform/rate-limit.ts';
+import {
+  AUTH_FAILURES_PER_MINUTE,
+  clockedMemoryStore,
+  registerRateLimit,
+} from '../../src/platform/rate-limit.ts';
 import { bareServiceApp } from '../support/platform.ts';
 
 const MINUTE = 60_000;
@@ -36,8 +40,20 @@ async function buildApp(options: {
     route: 'c',
   }));
   app.get('/free', async () => ({ route: 'free' }));
+  app.get('/private', async (request) => {
+    if (request.headers['x-key'] !== 'good') throw new ApiError(401, 'unauthenticated', 'Unknown key.');
+    return { route: 'private' };
+  });
   await app.ready();
   return app;
+}
+
+/** Fails authentication `n` times from `remoteAddress` on `app`. */
+async function failAuthentication(app: ServiceApp, remoteAddress: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await app.inject({ url: '/private', headers: { 'x-key': 'bad' }, remoteAddress });
+    assert.equal(res.statusCode, 401, `failure ${i + 1}`);
+  }
 }
 
 describe('platform: rate limiting (in-memory store on the injected clock)', () => {
@@ -116,6 +132,50 @@ describe('platform: rate limiting (in-memory store on the injected clock)', () =
     assert.equal(limited.headers['retry-after'], '10');
     clock.advance(10_000);
     assert.equal((await get('/c', 'cfg')).statusCode, 200);
+  });
+
+  test(`past ${AUTH_FAILURES_PER_MINUTE} failed authentications a minute an address gets 429 until the window ends`, async () => {
+    await failAuthentication(app, '192.0.2.1', AUTH_FAILURES_PER_MINUTE);
+    clock.advance(20_000);
+    const refused = await app.inject({
+      url: '/private',
+      headers: { 'x-key': 'good' },
+      remoteAddress: '192.0.2.1',
+    });
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().code, 'rate_limited');
+    assert.equal(refused.headers['retry-after'], '40');
+    assert.equal(
+      (await app.inject({ url: '/free', remoteAddress: '192.0.2.1' })).statusCode,
+      429,
+      'every route',
+    );
+    assert.equal(
+      (await app.inject({ url: '/healthz', remoteAddress: '192.0.2.1' })).statusCode,
+      200,
+      'not probes',
+    );
+    const other = await app.inject({
+      url: '/private',
+      headers: { 'x-key': 'good' },
+      remoteAddress: '192.0.2.2',
+    });
+    assert.equal(other.statusCode, 200, 'another address is not refused');
+    clock.advance(40_000);
+    const again = await app.inject({
+      url: '/private',
+      headers: { 'x-key': 'good' },
+      remoteAddress: '192.0.2.1',
+    });
+    assert.equal(again.statusCode, 200, 'a new window');
+  });
+
+  test('successful requests and other errors do not count as failed authentications', async () => {
+    for (let i = 0; i < AUTH_FAILURES_PER_MINUTE + 5; i++) {
+      assert.equal((await app.inject({ url: '/nowhere', remoteAddress: '192.0.2.3' })).statusCode, 404);
+      await app.inject({ url: '/private', headers: { 'x-key': 'good' }, remoteAddress: '192.0.2.3' });
+    }
+    assert.equal((await app.inject({ url: '/free', remoteAddress: '192.0.2.3' })).statusCode, 200);
   });
 
   test('a Redis outage lets requests through (skipOnError)', async () => {
@@ -235,6 +295,15 @@ describe('platform: rate limiting with the Redis store', {
       (await instanceA.inject({ url: '/a', headers: { 'x-key': 'redis-other' } })).statusCode,
       200,
     );
+  });
+
+  test('failed authentications are counted across instances', async () => {
+    await failAuthentication(instanceA, '192.0.2.9', AUTH_FAILURES_PER_MINUTE - 1);
+    await failAuthentication(instanceB, '192.0.2.9', 1);
+    const refused = await instanceA.inject({ url: '/free', remoteAddress: '192.0.2.9' });
+    assert.equal(refused.statusCode, 429);
+    const ttl = await redis.pttl(`${nameSpace}auth-failures:192.0.2.9`);
+    assert.ok(ttl > 0 && ttl <= 60_000, `the counter expires with its window (${ttl} ms)`);
   });
 
   test('the counter lives under the namespace with the window as its expiry', async () => {

@@ -1,5 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { defineAuthentication, firstHeader } from '../../../platform/auth.ts';
+import { platformError } from '../../../platform/errors.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import type { DeliveryEngine } from '../delivery.ts';
 import type { EnrollmentService } from '../enrollments.ts';
 import { responseContext, unauthenticated } from '../entity-events-errors.ts';
@@ -61,15 +64,44 @@ export const pageOut = (p: { limit: number; offset: number; total: number; hasMo
   has_more: p.hasMore,
 });
 
+/** Requests one API key may make per minute, across the public routes. */
+export const REQUESTS_PER_KEY_PER_MINUTE = 600;
+
+/**
+ * Connectivity checks one tenant may run per minute: each sends up to 10 signed POSTs to its receiver, so this
+ * bounds the outbound requests one tenant can cause this way (100 a minute).
+ */
+export const CONNECTIVITY_CHECKS_PER_TENANT_PER_MINUTE = 10;
+
+/** The 429 of a limit: `rate_limited` with `Retry-After`. */
+const limited = (what: string) => (retryAfterSeconds: number, max: number) =>
+  platformError('rate_limited', `At most ${max} ${what} per minute; retry in ${retryAfterSeconds} s.`, {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+
 /**
  * What every public route plugin uses, built once per app: the services, `authenticate` (the tenant's `onRequest`
- * hook) and `who` (the tenant of a request).
+ * hooks: the key, then its per-minute limit, {@link REQUESTS_PER_KEY_PER_MINUTE}), `connectivityLimit` (the tenant's
+ * limit of connectivity checks) and `who` (the tenant of a request).
  */
-export function entityEventsRouteContext(deps: RouteDeps) {
+export function entityEventsRouteContext(app: ServiceApp, deps: RouteDeps) {
   const auth = tenantAuthentication(deps.keys);
+  const keyLimit = perMinuteLimit(app, {
+    max: () => REQUESTS_PER_KEY_PER_MINUTE,
+    bucket: (request) => `key:${auth.principal(request).keyId}`,
+    exceeded: limited('requests per API key'),
+  });
+  const connectivityLimit = perMinuteLimit(app, {
+    max: () => CONNECTIVITY_CHECKS_PER_TENANT_PER_MINUTE,
+    bucket: (request) => `connectivity:${auth.principal(request).tenantId}`,
+    exceeded: limited('connectivity checks per tenant'),
+  });
   return {
     ...deps,
-    authenticate: auth.onRequest,
+    authenticate: [auth.onRequest, keyLimit],
+    /** The key's authentication without the key's limit, for a route with a budget of its own. */
+    authenticateKey: auth.onRequest,
+    connectivityLimit,
     who: (request: FastifyRequest): TenantPrincipal => auth.principal(request),
   };
 }

@@ -17,7 +17,7 @@ export function registerEntityEventsRoutes(app: ServiceApp, deps: RouteDeps): vo
   app.addHook('onRequest', async (request) => {
     markRequestStart(request);
   });
-  const ctx = entityEventsRouteContext(deps);
+  const ctx = entityEventsRouteContext(app, deps);
   registerWebhookRoutes(app, ctx);
   registerDeliveryRoutes(app, ctx);
   registerEntityRoutes(app, ctx);

@@ -20,7 +20,7 @@ import { type EntityEventsRouteContext, errors, ok, security } from './context.t
 
 /** Registers the webhook routes. */
 export function registerWebhookRoutes(app: ServiceApp, ctx: EntityEventsRouteContext) {
-  const { authenticate, who } = ctx;
+  const { authenticate, authenticateKey, connectivityLimit, who } = ctx;
   app.post(
     '/v2/webhooks',
     {
@@ -137,7 +137,9 @@ export function registerWebhookRoutes(app: ServiceApp, ctx: EntityEventsRouteCon
   app.post(
     '/v2/webhooks/:webhook_id/check_connectivity',
     {
-      onRequest: authenticate,
+      // One limit per request (the first rate-limit hook of a route runs, @fastify/rate-limit): this route counts
+      // against its tenant's connectivity budget instead of the key's.
+      onRequest: [authenticateKey, connectivityLimit],
       config: { optionalJsonBody: true },
       schema: {
         operationId: 'checkWebhookConnectivity',

@@ -8,6 +8,7 @@ import {
   type OutboundResponse,
 } from '../../../platform/outbound-http.ts';
 import { entityEventsService } from '../index.ts';
+import { CONNECTIVITY_CHECKS_PER_TENANT_PER_MINUTE, REQUESTS_PER_KEY_PER_MINUTE } from '../routes/context.ts';
 
 /** The platform's outbound client (SSRF guard included) that also records every URL it is asked to call. */
 class RecordingOutbound extends OutboundHttp {
@@ -197,6 +198,30 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         headers: ['X-City: 東京'],
       });
       assert.equal(update.statusCode, 400);
+    });
+
+    test('connectivity checks are limited per tenant (10 a minute, then 429 with Retry-After); keys per minute too', async () => {
+      clock.advance(60_000); // a fresh window
+      const created = await hook(keyB);
+      const check = () => call('POST', `/v2/webhooks/${created.webhook_id}/check_connectivity`, keyB);
+      for (let i = 0; i < CONNECTIVITY_CHECKS_PER_TENANT_PER_MINUTE; i++)
+        assert.notEqual((await check()).statusCode, 429, `check ${i + 1}`);
+      const refused = await check();
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.json().error.code, 'rate_limited');
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      const own = await hook(keyA);
+      const otherTenant = await call('POST', `/v2/webhooks/${own.webhook_id}/check_connectivity`, keyA);
+      assert.notEqual(otherTenant.statusCode, 429, 'another tenant has its own budget');
+      clock.advance(60_000);
+      assert.notEqual((await check()).statusCode, 429, 'a new window');
+      // The key's own budget covers the other routes (a connectivity check counts against its tenant's budget).
+      for (let i = 0; i < REQUESTS_PER_KEY_PER_MINUTE; i++) await call('GET', '/v2/webhooks', keyB);
+      const overKey = await call('GET', '/v2/webhooks', keyB);
+      assert.equal(overKey.statusCode, 429);
+      assert.match(overKey.json().error.message, /requests per API key/);
+      assert.equal((await call('GET', '/v2/webhooks', keyA)).statusCode, 200);
+      clock.advance(60_000);
     });
 
     test('headers and urls are validated', async () => {
