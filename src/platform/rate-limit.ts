@@ -1,6 +1,7 @@
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import type { Clock } from './clock.ts';
 import { type ApiError, platformError } from './errors.ts';
 import type { ServiceApp } from './http.ts';
@@ -39,8 +40,9 @@ export const AUTH_FAILURES_PER_MINUTE = 30;
  * Redis when configured (shared by every instance) or in memory; once an address has {@link AUTH_FAILURES_PER_MINUTE}
  * in its window, its requests are answered 429 `rate_limited` with `Retry-After` in the service's format until the
  * window ends, before any credential is looked up. Guessing keys, or a client stuck with a revoked one, cannot make
- * unbounded lookups on any service; the probes (`/healthz`, `/readyz`) are never refused. A Redis outage lets
- * requests through, as the rate limits do.
+ * unbounded lookups on any service; the probes (`/healthz`, `/readyz`) are never refused. Loopback clients are
+ * neither counted nor refused: behind a local reverse proxy without `TRUST_PROXY` every client would be 127.0.0.1,
+ * and 30 bad keys from anyone would lock everyone out. A Redis outage lets requests through, as the rate limits do.
  */
 function limitAuthenticationFailures(
   app: ServiceApp,
@@ -51,7 +53,7 @@ function limitAuthenticationFailures(
     : memoryFailureCounter(options.clock);
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url;
-    if (url === '/healthz' || url === '/readyz') return;
+    if (url === '/healthz' || url === '/readyz' || isLoopback(request.ip)) return;
     const window = await counter.peek(request.ip).catch(() => undefined);
     if (window && window.count >= AUTH_FAILURES_PER_MINUTE) {
       const retryAfter = String(Math.max(1, Math.ceil(window.ttlMs / 1000)));
@@ -63,8 +65,16 @@ function limitAuthenticationFailures(
     }
   });
   app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode === 401) await counter.count(request.ip).catch(() => undefined);
+    if (reply.statusCode === 401 && !isLoopback(request.ip))
+      await counter.count(request.ip).catch(() => undefined);
   });
+}
+
+/** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+function isLoopback(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return parsed.range() === 'loopback';
 }
 
 /** A fixed-window counter of failures per key: `count` adds one, `peek` reads the current window. */

@@ -170,6 +170,13 @@ describe('platform: rate limiting (in-memory store on the injected clock)', () =
     assert.equal(again.statusCode, 200, 'a new window');
   });
 
+  test('loopback clients are neither counted nor refused (a local proxy without TRUST_PROXY is every client)', async () => {
+    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
+      await failAuthentication(app, address, AUTH_FAILURES_PER_MINUTE + 5);
+      assert.equal((await app.inject({ url: '/free', remoteAddress: address })).statusCode, 200, address);
+    }
+  });
+
   test('successful requests and other errors do not count as failed authentications', async () => {
     for (let i = 0; i < AUTH_FAILURES_PER_MINUTE + 5; i++) {
       assert.equal((await app.inject({ url: '/nowhere', remoteAddress: '192.0.2.3' })).statusCode, 404);
