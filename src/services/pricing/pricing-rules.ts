@@ -99,18 +99,18 @@ class Issues {
     this.list.push({ location: 'body', field, message });
   }
 
-  /** Trims a name; records an issue when blank or too long. */
+  /** Trims a name; records an issue when blank or too long (in characters: code points, as the schema counts). */
   name(field: string, value: string): string {
     const trimmed = value.trim();
     if (trimmed === '') this.add(field, 'must not be blank');
-    else if (trimmed.length > PRICING_LIMITS.nameMaxLength)
+    else if (characters(trimmed) > PRICING_LIMITS.nameMaxLength)
       this.add(field, `must be at most ${PRICING_LIMITS.nameMaxLength} characters`);
     return trimmed;
   }
 
   description(field: string, value: string): string {
     const trimmed = value.trim();
-    if (trimmed.length > PRICING_LIMITS.descriptionMaxLength)
+    if (characters(trimmed) > PRICING_LIMITS.descriptionMaxLength)
       this.add(field, `must be at most ${PRICING_LIMITS.descriptionMaxLength} characters`);
     return trimmed;
   }
@@ -142,7 +142,7 @@ class Issues {
     if (value === null) return null;
     const unit = value.unit.trim();
     if (unit === '') this.add(`${field}/unit`, 'must not be blank');
-    else if (unit.length > PRICING_LIMITS.unitMaxLength)
+    else if (characters(unit) > PRICING_LIMITS.unitMaxLength)
       this.add(`${field}/unit`, `must be at most ${PRICING_LIMITS.unitMaxLength} characters`);
     const amount = this.decimal(`${field}/amount`, value.amount, {
       min: 0,
@@ -237,7 +237,19 @@ export function duplicateName(originalName: string, name: string | undefined): s
     return trimmed;
   }
   const suffix = ' (Copy)';
-  return `${originalName.slice(0, PRICING_LIMITS.nameMaxLength - suffix.length)}${suffix}`;
+  // Cut by code points, so a name of emoji is never cut inside a surrogate pair.
+  const kept = [...originalName].slice(0, PRICING_LIMITS.nameMaxLength - suffix.length).join('');
+  return `${kept}${suffix}`;
+}
+
+/**
+ * The length of `text` in characters as JSON Schema's `maxLength` counts them (Unicode code points: an emoji is one,
+ * where `String.length` counts two UTF-16 units), so the schema and the domain agree on every limit.
+ */
+export function characters(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
 function checkCountableAgreement(issues: Issues, values: FeatureValues): void {

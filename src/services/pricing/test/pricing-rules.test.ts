@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { ApiError, ValidationError } from '../../../platform/errors.ts';
 import { formatPricingError } from '../pricing-errors.ts';
 import {
+  characters,
   checkMultiplier,
   duplicateName,
   hasAtMostDecimals,
@@ -167,8 +168,21 @@ describe('pricing rules (no database)', () => {
     const long = duplicateName('x'.repeat(PRICING_LIMITS.nameMaxLength), undefined);
     assert.equal(long.length, PRICING_LIMITS.nameMaxLength);
     assert.ok(long.endsWith(' (Copy)'));
+    // Emoji are one character each, as the schema counts them, and never cut in half.
+    const emoji = duplicateName('\u{1F600}'.repeat(PRICING_LIMITS.nameMaxLength), undefined);
+    assert.equal(characters(emoji), PRICING_LIMITS.nameMaxLength);
+    assert.doesNotMatch(emoji, /[\ud800-\udbff](?![\udc00-\udfff])/, 'no half of a pair');
     assert.deepEqual(
       failingFields(() => duplicateName('Pro', ' ')),
+      ['name'],
+    );
+  });
+
+  test('lengths are counted in characters (code points) as the request schema counts them', () => {
+    const atLimit = '\u{1F600}'.repeat(PRICING_LIMITS.nameMaxLength); // twice as many UTF-16 units
+    assert.doesNotThrow(() => validatePlanCreate({ name: atLimit, basePrice: 1 }));
+    assert.deepEqual(
+      failingFields(() => validatePlanCreate({ name: `${atLimit}\u{1F600}`, basePrice: 1 })),
       ['name'],
     );
   });
