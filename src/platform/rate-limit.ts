@@ -20,7 +20,7 @@ import type { ServiceApp } from './http.ts';
  */
 export async function registerRateLimit(
   app: ServiceApp,
-  options: { clock: Clock; redis: Redis | undefined; nameSpace: string },
+  options: { clock: Clock; redis: Redis | undefined; nameSpace: string; limitAuthFailures?: boolean },
 ): Promise<void> {
   await app.register(rateLimit, {
     global: false,
@@ -29,7 +29,7 @@ export async function registerRateLimit(
     skipOnError: true,
     store: options.redis ? redisStore(options.redis, options.nameSpace) : clockedMemoryStore(options.clock),
   });
-  limitAuthenticationFailures(app, options);
+  if (options.limitAuthFailures !== false) limitAuthenticationFailures(app, options);
 }
 
 /** Failed authentications (401 answers) one client address may get per minute; past them its requests are 429s. */

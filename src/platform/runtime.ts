@@ -230,7 +230,12 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
           trustProxy: options.config.trustProxy,
           ready: () => pingDatabase(database.pool),
         });
-        await registerRateLimit(app, { clock, redis, nameSpace: `api-suite:${definition.name}:` });
+        await registerRateLimit(app, {
+          clock,
+          redis,
+          nameSpace: `api-suite:${definition.name}:`,
+          limitAuthFailures: definition.platformAuthFailureLimit !== false,
+        });
         await service.module.routes?.(app);
         await app.ready();
         service.app = app;

@@ -83,6 +83,11 @@ export interface ServiceDefinition {
   tags?: { name: string; description: string }[];
   securitySchemes?: Record<string, unknown>;
   bodyLimit?: number;
+  /**
+   * `false` when the service counts failed authentications per client address itself (its own budget, e.g.
+   * deposits' anonymous limit); otherwise the platform refuses an address past 30 failures a minute (`rate-limit.ts`).
+   */
+  platformAuthFailureLimit?: false;
   /** Validates the service's own variables; throws ConfigError with a one-line reason. */
   validateEnv?(env: Readonly<Record<string, string | undefined>>): void;
   setup(ctx: ServiceContext): Promise<ServiceModule> | ServiceModule;

@@ -25,6 +25,9 @@ export const depositsService: ServiceDefinition = {
   defaultPort: 4103,
   migrations: { schema: 'deposits', folder: path.join(import.meta.dirname, 'db', 'migrations') },
   formatError: formatDepositError,
+  // Failed keys count against the caller's address in the anonymous budget (DEPOSITS_ANONYMOUS_RATE_LIMIT, 120 a
+  // minute by default), as the v1 rules say; the platform's own failure limit would cut in first.
+  platformAuthFailureLimit: false,
   tags: [{ name: 'deposit-addresses', description: 'Quoted deposit addresses and their state' }],
   securitySchemes: {
     apiKey: {
