@@ -531,7 +531,16 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   await app.register(scalar, {
     routePrefix: '/docs',
     logLevel: 'warn',
-    configuration: { title: options.title },
+    configuration: {
+      title: options.title,
+      // The reference works offline and calls no one: system fonts instead of Scalar's font host, no AI agent (it
+      // queries Scalar's registry through Scalar's proxy), no telemetry, no developer toolbar (share and SDK
+      // generation are Scalar's online services), no request proxy: "Try it" calls the service itself.
+      withDefaultFonts: false,
+      agent: { disabled: true },
+      telemetry: false,
+      showDeveloperTools: 'never',
+    },
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
@@ -545,6 +554,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       schema: {
         operationId: 'getHealth',
         tags: ['health'],
+        security: [],
         summary: 'Liveness: the process is up',
         response: { 200: Health },
       },
@@ -557,6 +567,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       schema: {
         operationId: 'getReadiness',
         tags: ['health'],
+        security: [],
         summary: 'Readiness: the database answers',
         response: { 200: Health, 503: Health },
       },

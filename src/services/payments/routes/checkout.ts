@@ -23,6 +23,7 @@ export async function registerCheckoutRoutes(app: ServiceApp, deps: { payments: 
     {
       schema: {
         operationId: 'getCheckoutPage',
+        security: [],
         tags: ['checkout'],
         summary: 'Hosted checkout page of an intent (payUrl; the client secret travels in the URL fragment)',
         params: { type: 'object', properties: { intentId: { type: 'string', maxLength: 100 } } },
@@ -45,6 +46,7 @@ export async function registerCheckoutRoutes(app: ServiceApp, deps: { payments: 
     {
       schema: {
         operationId: 'getCheckoutScript',
+        security: [],
         tags: ['checkout'],
         summary: 'Script of the checkout page',
         produces: ['text/javascript'],
@@ -63,6 +65,7 @@ export async function registerCheckoutRoutes(app: ServiceApp, deps: { payments: 
     {
       schema: {
         operationId: 'getCheckoutStylesheet',
+        security: [],
         tags: ['checkout'],
         summary: 'Stylesheet of the checkout page',
         produces: ['text/css'],
@@ -81,6 +84,7 @@ export async function registerCheckoutRoutes(app: ServiceApp, deps: { payments: 
     {
       schema: {
         operationId: 'getCheckoutIcon',
+        security: [],
         tags: ['checkout'],
         summary: 'Icon of the checkout page',
         produces: ['image/svg+xml'],
