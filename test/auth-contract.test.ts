@@ -70,7 +70,8 @@ describe('auth contract: every operation states who may call it', () => {
         const doc = await openApiOf(platform, service.name);
         for (const [path, operations] of Object.entries(doc.paths))
           for (const [method, op] of Object.entries(operations))
-            if (!Array.isArray(op.security)) undeclared.push(`${service.name} ${method.toUpperCase()} ${path}`);
+            if (!Array.isArray(op.security))
+              undeclared.push(`${service.name} ${method.toUpperCase()} ${path}`);
       }
       assert.deepEqual(undeclared, []);
     } finally {
