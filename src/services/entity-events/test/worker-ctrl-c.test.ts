@@ -1,22 +1,8 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type CliProcess, startCli } from '../../../../test/support/cli-process.ts';
-import {
-  createTestDatabase,
-  TEST_OPERATOR_TOKEN,
-  type TestDatabase,
-} from '../../../../test/support/platform.ts';
 import { waitUntil } from '../../../../test/support/wait.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { entityEventsService } from '../index.ts';
 import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
-import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';
+import { startWorkerFixture, type WorkerFixture } from './support/worker-fixture.ts';
 
 /**
  * Ctrl-C as a terminal sends it: SIGINT to the whole process group of `npm start --role worker` (npm, its shell and
@@ -24,34 +10,8 @@ import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts'
  * finish and settles them (none left `in_flight`, no job left locked), logs no error, and exits; a last worker
  * finishes the rest, and every event arrives exactly once.
  */
-let database: TestDatabase;
-let receiver: PythonReceiver;
-let dataDir: string;
-let api: BootedPlatform | undefined;
-const secretsKey = randomBytes(32);
-const children: CliProcess[] = [];
+let fixture: WorkerFixture;
 const EVENTS = 30;
-
-const startWorker = async () => {
-  const cli = startCli(
-    ['--role', 'worker'],
-    {
-      DATABASE_URL: database.url,
-      SERVICES: 'entity-events',
-      DATA_DIR: dataDir,
-      OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
-      SECRETS_KEY: secretsKey.toString('hex'),
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE: '0',
-      WORKER_CONCURRENCY: '4',
-      LOG_LEVEL: 'info',
-    },
-    { npm: true },
-  );
-  children.push(cli);
-  await cli.waitFor('Press Ctrl-C', 90_000);
-  return cli;
-};
 
 const groupAlive = (pgid: number) => {
   try {
@@ -63,35 +23,13 @@ const groupAlive = (pgid: number) => {
 };
 
 before(async () => {
-  database = await createTestDatabase();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ee-ctrl-c-'));
-  receiver = await startPythonReceiver();
+  fixture = await startWorkerFixture('ee-ctrl-c-');
 });
-after(async () => {
-  for (const cli of children) if (groupAlive(cli.child.pid!)) process.kill(-cli.child.pid!, 'SIGKILL');
-  await api?.stop().catch(() => undefined);
-  await receiver?.stop();
-  await database?.drop();
-  await fs.rm(dataDir, { recursive: true, force: true });
-});
+after(() => fixture?.close());
 
 test('Ctrl-C to the worker process group mid-delivery: one clean stop, deliveries drained, nothing lost or repeated', async () => {
-  const s = entityEventsService;
-  api = await bootServices({
-    config: loadConfig(
-      { DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: 'true', ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE: '0' },
-      {},
-      [{ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort }],
-    ),
-    services: [s],
-    databaseUrl: database.url,
-    operatorToken: TEST_OPERATOR_TOKEN,
-    secretsKey,
-    logger: createLogger('silent'),
-    serveHttp: true,
-    listen: false,
-    runWorker: false,
-  });
+  const { receiver } = fixture;
+  const api = await fixture.boot('api');
   const app = api.services.get('entity-events')!.app!;
   const key = api.services.get('entity-events')!.credentials!.apiKey as string;
   const pool = api.database.pool;
@@ -104,7 +42,7 @@ test('Ctrl-C to the worker process group mid-delivery: one clean stop, deliverie
 
   for (let round = 1; round <= 2; round++) {
     const before = (await receiver.received()).length;
-    const worker = await startWorker();
+    const worker = await fixture.startWorkerProcess({ npm: true, logLevel: 'info' });
     await receiver.waitFor((l) => l.length >= before + 3, 60_000);
     process.kill(-worker.child.pid!, 'SIGINT');
     const code = await worker.exited(15_000);
@@ -129,7 +67,7 @@ test('Ctrl-C to the worker process group mid-delivery: one clean stop, deliverie
     assert.ok((await receiver.received()).length < EVENTS, `round ${round}: stopped before the end`);
   }
 
-  await startWorker();
+  await fixture.startWorkerProcess();
   // A graceful stop finishes what it started: no event arrives twice.
   await assertDeliveredAtLeastOnce(pool, receiver, eventIds, new Set(), 90_000);
 });

@@ -1,70 +1,24 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  createTestDatabase,
-  TEST_OPERATOR_TOKEN,
-  type TestDatabase,
-} from '../../../../test/support/platform.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
-import { entityEventsService } from '../index.ts';
+import { TEST_OPERATOR_TOKEN } from '../../../../test/support/platform.ts';
 import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
-import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';
+import { startWorkerFixture, type WorkerFixture } from './support/worker-fixture.ts';
 
 /**
  * At-least-once across worker restarts: an API instance stores events (jobs queued, no worker), a first worker
  * process delivers some and is stopped, a delivery whose worker "crashed" mid-flight is left in_flight with its job
  * gone, and a second worker finishes. Every event reaches the receiver; every delivery ends succeeded.
  */
-let database: TestDatabase;
-let receiver: PythonReceiver;
-let dataDir: string;
-const secretsKey = randomBytes(32);
-const running: BootedPlatform[] = [];
-
-const boot = async (role: 'api' | 'worker') => {
-  const env = {
-    DATA_DIR: dataDir,
-    OUTBOUND_ALLOW_PRIVATE: 'true',
-    WORKER_CONCURRENCY: '4',
-    ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE: '0',
-  };
-  const s = entityEventsService;
-  const config = loadConfig(env, {}, [{ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort }]);
-  const booted = await bootServices({
-    config,
-    services: [s],
-    databaseUrl: database.url,
-    operatorToken: TEST_OPERATOR_TOKEN,
-    secretsKey,
-    logger: createLogger('silent'),
-    serveHttp: role === 'api',
-    listen: false,
-    runWorker: role === 'worker',
-  });
-  running.push(booted);
-  return booted;
-};
+let fixture: WorkerFixture;
 
 before(async () => {
-  database = await createTestDatabase();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ee-restart-'));
-  receiver = await startPythonReceiver();
+  fixture = await startWorkerFixture('ee-restart-');
 });
-after(async () => {
-  for (const b of running) await b.stop().catch(() => undefined);
-  await receiver?.stop();
-  await database?.drop();
-  await fs.rm(dataDir, { recursive: true, force: true });
-});
+after(() => fixture?.close());
 
 test('deliveries survive a worker restart and a lost in-flight job (at-least-once, no loss)', async () => {
-  const api = await boot('api');
+  const { receiver } = fixture;
+  const api = await fixture.boot('api');
   const app = api.services.get('entity-events')!.app!;
   const key = api.services.get('entity-events')!.credentials!.apiKey as string;
   const ops = { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` };
@@ -85,13 +39,13 @@ test('deliveries survive a worker restart and a lost in-flight job (at-least-onc
   const victimId = victim.rows[0].id as string;
   await pool.query(`delete from graphile_worker._private_jobs where payload->>'deliveryId' = $1`, [victimId]);
 
-  const worker1 = await boot('worker');
+  const worker1 = await fixture.boot('worker');
   await receiver.waitFor((l) => l.length >= 8, 20_000);
   await worker1.stop();
   const afterFirst = (await receiver.received()).length;
   assert.ok(afterFirst < 39, `the first worker was stopped before finishing (${afterFirst})`);
 
-  await boot('worker');
+  await fixture.boot('worker');
   const swept = await app.inject({ method: 'POST', url: '/_ops/deliveries/sweep', headers: ops });
   assert.equal(swept.statusCode, 200);
   assert.ok(swept.json().queued >= 1, 'the lost in-flight delivery is queued again');

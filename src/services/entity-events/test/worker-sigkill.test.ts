@@ -1,22 +1,9 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type CliProcess, startCli } from '../../../../test/support/cli-process.ts';
-import {
-  createTestDatabase,
-  TEST_OPERATOR_TOKEN,
-  type TestDatabase,
-} from '../../../../test/support/platform.ts';
-import { loadConfig } from '../../../platform/config.ts';
-import { createLogger } from '../../../platform/logger.ts';
-import { type BootedPlatform, bootServices } from '../../../platform/runtime.ts';
+import { TEST_OPERATOR_TOKEN } from '../../../../test/support/platform.ts';
 import { deliverTask } from '../entity-events-jobs.ts';
-import { entityEventsService } from '../index.ts';
 import { assertDeliveredAtLeastOnce, seedSlowDeliveries } from './support/at-least-once.ts';
-import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts';
+import { startWorkerFixture, type WorkerFixture } from './support/worker-fixture.ts';
 
 /**
  * A real crash: the worker is a child process (`node --import tsx src/main.ts --role worker`, as `npm start` runs
@@ -25,69 +12,17 @@ import { type PythonReceiver, startPythonReceiver } from './support/receiver.ts'
  * back, a second worker process finishes, and every event reaches the receiver; only the deliveries that were in
  * flight at the kill may arrive twice (at-least-once).
  */
-let database: TestDatabase;
-let receiver: PythonReceiver;
-let dataDir: string;
-let api: BootedPlatform | undefined;
-const secretsKey = randomBytes(32);
-const children: CliProcess[] = [];
+let fixture: WorkerFixture;
 const EVENTS = 40;
 
-/** A worker process on the test database; resolves once it has started (its banner is printed). */
-const startWorker = async () => {
-  const cli = startCli(['--role', 'worker'], {
-    DATABASE_URL: database.url,
-    SERVICES: 'entity-events',
-    DATA_DIR: dataDir,
-    OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
-    SECRETS_KEY: secretsKey.toString('hex'), // the API's key: the worker must open the sealed webhook secrets
-    OUTBOUND_ALLOW_PRIVATE: 'true',
-    ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE: '0',
-    WORKER_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
-  });
-  children.push(cli);
-  await cli.waitFor('Press Ctrl-C', 90_000);
-  return cli;
-};
-
-const alive = (cli: CliProcess) => cli.child.exitCode === null && cli.child.signalCode === null;
-
 before(async () => {
-  database = await createTestDatabase();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ee-sigkill-'));
-  receiver = await startPythonReceiver();
+  fixture = await startWorkerFixture('ee-sigkill-');
 });
-after(async () => {
-  for (const cli of children) {
-    if (!alive(cli)) continue;
-    cli.child.kill('SIGKILL');
-    await cli.exited(10_000).catch(() => undefined);
-  }
-  await api?.stop().catch(() => undefined);
-  await receiver?.stop();
-  await database?.drop();
-  await fs.rm(dataDir, { recursive: true, force: true });
-});
+after(() => fixture?.close());
 
 test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are swept back and a new worker finishes', async () => {
-  const s = entityEventsService;
-  const env = {
-    DATA_DIR: dataDir,
-    OUTBOUND_ALLOW_PRIVATE: 'true',
-    ENTITY_EVENTS_SIMULATOR_EVENTS_PER_MINUTE: '0',
-  };
-  api = await bootServices({
-    config: loadConfig(env, {}, [{ name: s.name, envPrefix: s.envPrefix, defaultPort: s.defaultPort }]),
-    services: [s],
-    databaseUrl: database.url,
-    operatorToken: TEST_OPERATOR_TOKEN,
-    secretsKey,
-    logger: createLogger('silent'),
-    serveHttp: true,
-    listen: false,
-    runWorker: false,
-  });
+  const { receiver } = fixture;
+  const api = await fixture.boot('api');
   const app = api.services.get('entity-events')!.app!;
   const key = api.services.get('entity-events')!.credentials!.apiKey as string;
   const ops = { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` };
@@ -101,7 +36,7 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   });
 
   // The first worker delivers a few, then dies without any chance to settle or release anything.
-  const first = await startWorker();
+  const first = await fixture.startWorkerProcess();
   await receiver.waitFor((l) => l.length >= 6, 60_000);
   first.child.kill('SIGKILL'); // the node process itself (startCli spawns node, no npm or shell in between)
   assert.equal(await first.exited(10_000), 128, 'killed by a signal');
@@ -151,7 +86,7 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     assert.deepEqual(rows[0], { runnable: 1, locked_keyed: 0 }, `a runnable job for ${d.id}`);
   }
 
-  await startWorker();
+  await fixture.startWorkerProcess();
   // At-least-once, no more: only an event whose delivery was in flight at the kill may arrive twice.
   await assertDeliveredAtLeastOnce(
     pool,
