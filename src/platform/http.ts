@@ -462,7 +462,6 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     if (issue) throw invalidRequest([issue]);
   });
 
-  // Every number a request schema accepts is bounded (storable-input.ts): a route that forgets is refused at start.
   // Path and query integers in decimal digits only: Ajv's coercion reads `0x2`, `+2`, `1e3` and ` 2` as 2, so the
   // same resource would answer to many spellings (and a cache or log would not know they are one).
   const integerFields = new Map<string, { params: string[]; query: string[] }>();
@@ -476,6 +475,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
     if (issue) throw invalidRequest([issue]);
   });
 
+  // Every number a request schema accepts is bounded (storable-input.ts): a route that forgets is refused at start.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as Record<string, unknown> | undefined;
     if (!schema) return;
@@ -535,7 +535,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
       title: options.title,
       // The reference works offline and calls no one: system fonts instead of Scalar's font host, no AI agent (it
       // queries Scalar's registry through Scalar's proxy), no telemetry, no developer toolbar (share and SDK
-      // generation are Scalar's online services), no request proxy: "Try it" calls the service itself.
+      // generation are Scalar's online services); no `proxyUrl` is set, so "Try it" calls the service itself.
       withDefaultFonts: false,
       agent: { disabled: true },
       telemetry: false,
