@@ -13,10 +13,18 @@ import {
   rateLimited,
   wrongKeyHeader,
 } from './coins-errors.ts';
-import { CoinErrorBody, CoinListQuery, CoinListResponse } from './coins-schemas.ts';
+import { CoinErrorBody, CoinListQuery, CoinListResponse, PingResponse } from './coins-schemas.ts';
 import type { SnapshotBody, SnapshotCache } from './snapshots.ts';
 
 const ENCODINGS = ['br', 'gzip', 'identity'] as const;
+
+/** The keys a public route takes: a demo or paid-plan key, in its header or the query. */
+const COIN_KEY_SECURITY: Record<string, string[]>[] = [
+  { demoKey: [] },
+  { proKey: [] },
+  { demoKeyQuery: [] },
+  { proKeyQuery: [] },
+];
 
 function single(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -73,7 +81,7 @@ export async function registerCoinRoutes(
           'contract address per platform (`{}` for native coins). No pagination. The public tier (demo key) sees a ' +
           'snapshot refreshed every 30 minutes, paid tiers every 5 minutes. Supports `ETag`/`If-None-Match` and ' +
           'gzip/br. Inactive coins (`status=inactive`) need a paid-plan key.',
-        security: [{ demoKey: [] }, { proKey: [] }, { demoKeyQuery: [] }, { proKeyQuery: [] }],
+        security: COIN_KEY_SECURITY,
         querystring: CoinListQuery,
         response: {
           200: CoinListResponse,
@@ -95,7 +103,28 @@ export async function registerCoinRoutes(
       return sendSnapshot(request, reply, body, deps.clock.nowMs());
     },
   );
+
+  app.get(
+    '/api/v3/ping',
+    {
+      onRequest: [auth.onRequest, limit],
+      schema: {
+        operationId: 'ping',
+        tags: ['ping'],
+        summary: 'Check the API server status',
+        description:
+          'CoinGecko\'s `GET /ping`: `{"gecko_says": "(V3) To the Moon!"}` while the service answers. Takes the same ' +
+          "keys as the coin list and counts against the key's rate limit.",
+        security: COIN_KEY_SECURITY,
+        response: { 200: PingResponse, 401: CoinErrorBody, 429: CoinErrorBody },
+      },
+    },
+    async () => ({ gecko_says: PING_ANSWER }),
+  );
 }
+
+/** What `GET /api/v3/ping` answers, word for word as CoinGecko does (its clients may compare it). */
+export const PING_ANSWER = '(V3) To the Moon!';
 
 function sendSnapshot(request: FastifyRequest, reply: FastifyReply, body: SnapshotBody, nowMs: number) {
   const maxAge = Math.max(0, Math.floor((body.refreshAt.getTime() - nowMs) / 1000));

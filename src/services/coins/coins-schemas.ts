@@ -109,3 +109,9 @@ export const SyncRunSchema = Type.Object({
 });
 
 export const CountsSchema = Type.Object({ active: Type.Integer(), inactive: Type.Integer() });
+
+/** `GET /api/v3/ping` (CoinGecko's server status check). */
+export const PingResponse = Type.Object(
+  { gecko_says: Type.String({ examples: ['(V3) To the Moon!'] }) },
+  { description: 'Server status message' },
+);

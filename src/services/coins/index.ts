@@ -27,7 +27,10 @@ export const coinsService: ServiceDefinition = {
   defaultPort: 4104,
   migrations: { schema: 'coins', folder: path.join(import.meta.dirname, 'db', 'migrations') },
   formatError: formatCoinError,
-  tags: [{ name: 'coins', description: 'Coin list' }],
+  tags: [
+    { name: 'coins', description: 'Coin list' },
+    { name: 'ping', description: 'Server status' },
+  ],
   securitySchemes: {
     demoKey: {
       type: 'apiKey',

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import Coingecko from '@coingecko/coingecko-typescript';
 import { baseUrlOf, startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
+import { PING_ANSWER } from '../coins-routes.ts';
 import { coinsService } from '../index.ts';
 
 /**
@@ -46,6 +47,16 @@ describe('coins: the official CoinGecko TypeScript client', () => {
     const usdc = withPlatforms.find((c) => c.id === 'usd-coin');
     assert.equal(usdc?.platforms?.ethereum, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48');
     assert.deepEqual(withPlatforms.find((c) => c.id === 'bitcoin')?.platforms, {});
+  });
+
+  test("ping.get answers CoinGecko's status message; it needs a key like every public route", async () => {
+    const cg = client({ 'x-coin-demo-api-key': platform.credentials('coins').demoKey as string });
+    assert.deepEqual(await cg.ping.get(), { gecko_says: PING_ANSWER });
+    await assert.rejects(client({}, 0).ping.get(), (err: unknown) => {
+      assert.ok(err instanceof Coingecko.AuthenticationError);
+      assert.equal((err.error as { status: { error_code: number } }).status.error_code, 10002);
+      return true;
+    });
   });
 
   test('the paid-plan header works with the client too', async () => {
