@@ -168,6 +168,22 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
       headers: { 'x-odds-key': creds.odds.apiKey },
     });
     assert.equal(odds.status, 200);
+    // The README's odds request (today's games) has data as soon as the banner is out: the simulator's first step
+    // is part of the start. Whatever the date, one of the simulated leagues is in season.
+    const today = new Date().toISOString().slice(0, 10);
+    const gamesToday = await Promise.all(
+      [1, 2, 3, 4, 5].map(async (sport) => {
+        const res = await fetch(`${creds.odds.baseUrl}/api/v2/sports/${sport}/events/${today}`, {
+          headers: { 'x-odds-key': creds.odds.apiKey },
+        });
+        assert.equal(res.status, 200);
+        return ((await res.json()) as { events: unknown[] }).events.length;
+      }),
+    );
+    assert.ok(
+      gamesToday.some((n) => n > 0),
+      `games today right after the banner: ${gamesToday.join(',')}`,
+    );
     const webhooks = await fetch(`${creds['entity-events'].baseUrl}/v2/webhooks`, {
       headers: { api_key: creds['entity-events'].apiKey },
     });

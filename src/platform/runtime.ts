@@ -45,6 +45,8 @@ export interface RunningService {
   credentials: Record<string, unknown> | undefined;
   /** True when this boot seeded the demo data (the database's first start for this service). */
   seededNow: boolean;
+  /** `done` once the module's `warmUp` settled (before that `/readyz` is 503). */
+  warm: 'pending' | 'done';
 }
 
 export interface BootOptions {
@@ -73,6 +75,8 @@ export interface BootedPlatform {
   tasks: Record<string, JobHandler>;
   /** Runs every due job once and returns (tests). */
   runDueJobs(): Promise<void>;
+  /** Settles when every service's `warmUp` has (the services are ready); `npm start` waits for it. */
+  warmedUp: Promise<void>;
   /** Drains HTTP, stops the worker and background work, closes connections. Idempotent. */
   stop(): Promise<void>;
 }
@@ -204,7 +208,15 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
         clock,
         serviceLogger,
       );
-      running.set(definition.name, { definition, ctx, module, app: undefined, credentials, seededNow });
+      running.set(definition.name, {
+        definition,
+        ctx,
+        module,
+        app: undefined,
+        credentials,
+        seededNow,
+        warm: 'pending',
+      });
     }
 
     const tasks = taskHandlers(bindings);
@@ -228,7 +240,7 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
           securitySchemes: definition.securitySchemes,
           bodyLimit: definition.bodyLimit,
           trustProxy: options.config.trustProxy,
-          ready: () => pingDatabase(database.pool),
+          ready: async () => service.warm === 'done' && (await pingDatabase(database.pool)),
         });
         await registerRateLimit(app, {
           clock,
@@ -268,7 +280,20 @@ export async function bootServices(options: BootOptions): Promise<BootedPlatform
       for (const service of running.values()) await service.module.startBackground?.();
     }
 
+    const warmedUp = Promise.all(
+      [...running.values()].map(async (service) => {
+        try {
+          await service.module.warmUp?.();
+        } catch (err) {
+          service.ctx.logger.error({ err }, 'warm-up failed');
+        } finally {
+          service.warm = 'done';
+        }
+      }),
+    ).then(() => undefined);
+
     return {
+      warmedUp,
       services: running,
       database,
       tasks,
@@ -407,6 +432,10 @@ export async function startPlatform(
     await embedded?.stop();
     throw err;
   }
+
+  // The banner means ready: every service's warm-up (caches built, the first simulator step) is done, so the
+  // README's requests answer with data as soon as it is printed.
+  await booted.warmedUp;
 
   const credentials: Record<string, Record<string, unknown>> = {};
   for (const [name, s] of booted.services) {

@@ -61,6 +61,13 @@ export interface ServiceModule {
   seed?(tx: Tx): Promise<Record<string, unknown>>;
   /** Starts in-process background work of the worker role (feeds, simulators). */
   startBackground?(): Promise<void>;
+  /**
+   * What the first answers need, done once at start after `routes` and `startBackground` (a cache built, a
+   * simulator's first step): until it settles `/readyz` answers 503 and `npm start` holds its banner, so the banner
+   * means the README's requests answer with data. A failure is logged and the service is ready anyway (it answers as
+   * it would later).
+   */
+  warmUp?(): Promise<void>;
   /** Stops background work and releases resources. */
   stop?(): Promise<void>;
 }

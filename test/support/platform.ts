@@ -143,6 +143,8 @@ export async function startTestPlatform(options: {
     await database.drop().catch(() => undefined);
     throw err;
   }
+  // As `npm start` does before its banner: the services are ready (their warm-ups done).
+  await booted.warmedUp;
   if (options.listen) {
     for (const s of booted.services.values()) {
       await s.app!.listen({ port: 0, host: '127.0.0.1' });

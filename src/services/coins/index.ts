@@ -58,6 +58,12 @@ export const coinsService: ServiceDefinition = {
         await registerCoinRoutes(app, { keys, snapshots, clock: ctx.clock });
         await registerOpsRoutes(app, { store, keys, mirror, db: ctx.db });
       },
+      // The public tier's answers (with and without platforms) are built before the service says it is ready, so
+      // the first request does not pay for reading, serializing and compressing 4,000+ coins.
+      async warmUp() {
+        await snapshots.get('public', { status: 'active', includePlatform: true });
+        await snapshots.get('public', { status: 'active', includePlatform: false });
+      },
       tasks: [mirrorUpstreamTask.with({ mirror, logger: ctx.logger })],
       cron: mirror ? [{ task: mirrorUpstreamTask, pattern: '*/15 * * * *' }] : [],
       async seed(tx) {

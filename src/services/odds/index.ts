@@ -66,6 +66,8 @@ export const oddsService: ServiceDefinition = {
     const jobDeps = { simulator, upstream, logger: ctx.logger };
     const stops: (() => Promise<void>)[] = [];
     let timer: NodeJS.Timeout | undefined;
+    /** The simulator's first step in this process (the worker role), for `warmUp`. */
+    let firstStep: Promise<void> = Promise.resolve();
     let feedStarted = false;
     const startFeed = async () => {
       if (feedStarted) return;
@@ -100,20 +102,22 @@ export const oddsService: ServiceDefinition = {
         if (!simulator) return;
         await startFeed();
         let running = false;
-        const step = () => {
+        const step = async () => {
           if (running) return;
           running = true;
-          simulator
+          await simulator
             .tick()
             .catch((err) => ctx.logger.error({ err }, 'simulator tick failed'))
             .finally(() => {
               running = false;
             });
         };
-        step();
+        firstStep = step();
         timer = setInterval(step, config.intervalSeconds * 1000);
         timer.unref();
       },
+      // Today's games exist once the simulator's first step (run by this process's worker) is done.
+      warmUp: () => firstStep,
       async stop() {
         if (timer) clearInterval(timer);
         for (const s of stops) await s().catch(() => undefined);
