@@ -672,7 +672,7 @@ describe('fuzz: malformed requests to every operation of every service (from its
             if (res.statusCode !== 401 && res.statusCode !== 403) break;
           }
         }
-        let fingerprint = await dataFingerprint(client, schemas);
+        let fingerprint = await dataFingerprint(client, schemas, service.refusalCounters);
         for (const op of operations) {
           const statuses = new Map<number, number>();
           const property = fc.asyncProperty(requestOf(op, known), async (parts) => {
@@ -684,20 +684,20 @@ describe('fuzz: malformed requests to every operation of every service (from its
             const problem = problemWith(op, request, res, errorBody);
             if (problem) assert.fail(problem);
             if (res.statusCode >= 400) {
-              const after = await dataFingerprint(client, schemas);
+              const after = await dataFingerprint(client, schemas, service.refusalCounters);
               if (after !== fingerprint) {
                 const changed = changedTables(fingerprint, after).join(', ');
                 assert.fail(`a refused request changed ${changed}: ${describeExchange(request, res)}`);
               }
             } else {
-              fingerprint = await dataFingerprint(client, schemas);
+              fingerprint = await dataFingerprint(client, schemas, service.refusalCounters);
             }
           });
           const details = await fc.check(property, { seed: SEED, numRuns: RUNS, endOnFailure: true });
           if (VERBOSE) console.log(op.method, op.path, JSON.stringify(Object.fromEntries(statuses)));
           if (details.failed) {
             failures.push(`${op.operationId}: ${String(details.errorInstance).split('\n')[0]}`);
-            fingerprint = await dataFingerprint(client, schemas);
+            fingerprint = await dataFingerprint(client, schemas, service.refusalCounters);
           }
         }
         assert.ok(sent >= operations.length, 'every operation was called');

@@ -18,7 +18,7 @@
  * Other kinds of credentials implement {@link CredentialSource} (M2M JWTs: {@link JwtCredentialSource}); the HTTP side
  * (reading a header, the service's 401 body, typed principals on routes) is `src/platform/auth.ts`.
  */
-import { and, desc, eq, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, getTableName, inArray, isNotNull, isNull, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -154,12 +154,15 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
   private readonly cache: LRUCache<string, CachedResolution<P>>;
   private readonly watchers = new Map<number, Set<() => void>>();
   private readonly channel: string;
+  /** The table's name: a service's stores share its channel, and a revocation names its table. */
+  private readonly tableName: string;
 
   constructor(options: CredentialStoreOptions<T, P, A>) {
     if (options.prefixes.length === 0) throw new Error('a credential store needs at least one prefix');
     this.options = options;
     this.table = options.table;
     this.channel = revocationChannel(options.service);
+    this.tableName = getTableName(options.table);
     this.format = new RegExp(`^(?:${options.prefixes.map(escapeRegExp).join('|')})${SECRET_BODY}$`);
     const clock = options.clock;
     this.cache = new LRUCache<string, CachedResolution<P>>({
@@ -250,12 +253,36 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
           .where(eq(table.id, id))
           .returning()) as unknown as CredentialRow<T>[];
         result = updated!;
-        await Notifier.notify(tx, this.channel, JSON.stringify({ id, hash: row.keyHash }));
+        await Notifier.notify(
+          tx,
+          this.channel,
+          JSON.stringify({ table: this.tableName, id, hash: row.keyHash }),
+        );
         this.cache.delete(row.keyHash);
       }
       await options.beforeCommit?.(tx, result);
       return result;
     });
+  }
+
+  /**
+   * Revokes every active credential matching `where` (all sessions of a user, every token of a grant, a platform-wide
+   * security sign-out) in `executor`'s transaction; when it commits, every instance forgets its cached resolutions of
+   * this table and closes the streams watching a revoked credential.
+   * @returns the ids revoked now.
+   */
+  async revokeWhere(where: SQL, executor: Executor = this.options.db): Promise<number[]> {
+    const table = this.table;
+    const revoked = (await executor
+      .update(table as PgTable)
+      .set({ revokedAt: this.options.clock.now() } as never)
+      .where(and(where, isNull(table.revokedAt)))
+      .returning({ id: table.id })) as unknown as { id: number }[];
+    if (revoked.length > 0) {
+      await Notifier.notify(executor, this.channel, JSON.stringify({ table: this.tableName, all: true }));
+      this.cache.clear();
+    }
+    return revoked.map((r) => r.id);
   }
 
   /**
@@ -331,10 +358,15 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
   }
 
   private onRevocation(payload: string): void {
-    let message: { id?: unknown; hash?: unknown };
+    let message: { table?: unknown; id?: unknown; hash?: unknown; all?: unknown };
     try {
-      message = JSON.parse(payload) as { id?: unknown; hash?: unknown };
+      message = JSON.parse(payload) as typeof message;
     } catch {
+      return;
+    }
+    if (message.table !== this.tableName) return;
+    if (message.all === true) {
+      void this.resync();
       return;
     }
     if (typeof message.hash === 'string') this.cache.delete(message.hash);

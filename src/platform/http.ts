@@ -134,6 +134,11 @@ declare module 'fastify' {
     optionalJsonBody?: boolean;
     /** The route's own error format, instead of its URL prefix's or the service's ({@link ServiceAppOptions}). */
     errorFormat?: ErrorFormatter;
+    /**
+     * The route also takes an `application/x-www-form-urlencoded` body (an OAuth token endpoint, an HTML form),
+     * parsed into an object of strings (a repeated field: an array). Default false: such a body is a 415.
+     */
+    formBody?: boolean;
   }
 }
 
@@ -170,6 +175,42 @@ function registerJsonParser(app: FastifyInstance): void {
       done(issue ? invalidRequest([issue]) : null, issue ? undefined : value);
     });
   });
+}
+
+/**
+ * The form body parser (`application/x-www-form-urlencoded`, WHATWG URL-encoded form data) of routes with
+ * `config.formBody`: an object of strings (a field given twice becomes an array, which a string schema refuses), with
+ * the same refusal of text storage cannot hold as JSON bodies. Other routes answer 415.
+ */
+function registerFormParser(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    /^application\/x-www-form-urlencoded(?:\s*;|$)/i,
+    { parseAs: 'string' },
+    (request, body, done) => {
+      if (!request.routeOptions.config.formBody)
+        return done(
+          platformError(
+            'unsupported_media_type',
+            'This route does not take form-encoded bodies; send JSON.',
+            {
+              status: 415,
+            },
+          ),
+          undefined,
+        );
+      const fields = new Map<string, string | string[]>();
+      for (const [name, value] of new URLSearchParams(
+        typeof body === 'string' ? body : body.toString('utf8'),
+      )) {
+        const seen = fields.get(name);
+        fields.set(name, seen === undefined ? value : [...[seen].flat(), value]);
+      }
+      // Object.fromEntries defines own properties: a field named __proto__ is a plain field, never the prototype.
+      const value = Object.fromEntries(fields);
+      const issue = unstorableIssue(value, 'body');
+      done(issue ? invalidRequest([issue]) : null, issue ? undefined : value);
+    },
+  );
 }
 
 function parsesAsPlainJson(text: string): boolean {
@@ -420,6 +461,7 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerJsonParser(app);
+  registerFormParser(app);
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.config.optionalJsonBody && (request.body === undefined || request.body === null))
       request.body = {};

@@ -95,6 +95,12 @@ export interface ServiceDefinition {
    * deposits' anonymous limit); otherwise the platform refuses an address past 30 failures a minute (`rate-limit.ts`).
    */
   platformAuthFailureLimit?: false;
+  /**
+   * Tables (`schema.table`) that a refused request writes by design: counters of failed attempts, such as a sign-in
+   * throttle that counts wrong passwords. The fuzz suite's rule "a refused request changes nothing" leaves them out;
+   * list nothing else here.
+   */
+  refusalCounters?: readonly string[];
   /** Validates the service's own variables; throws ConfigError with a one-line reason. */
   validateEnv?(env: Readonly<Record<string, string | undefined>>): void;
   setup(ctx: ServiceContext): Promise<ServiceModule> | ServiceModule;

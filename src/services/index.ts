@@ -2,6 +2,7 @@ import type { ServiceDefinition } from '../platform/service.ts';
 import { coinsService } from './coins/index.ts';
 import { depositsService } from './deposits/index.ts';
 import { entityEventsService } from './entity-events/index.ts';
+import { mediaBuyingService } from './media-buying/index.ts';
 import { oddsService } from './odds/index.ts';
 import { paymentsService } from './payments/index.ts';
 import { pricingService } from './pricing/index.ts';
@@ -11,6 +12,7 @@ import { pricingService } from './pricing/index.ts';
  * `SERVICES` cannot name it.
  */
 export const implementedServices: readonly ServiceDefinition[] = [
+  mediaBuyingService,
   paymentsService,
   pricingService,
   depositsService,

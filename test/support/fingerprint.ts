@@ -12,8 +12,13 @@ export function schemasOf(service: string): string[] {
 /**
  * A fingerprint of every table of `schemas`: `schema.table:count:max(xmin)` entries, sorted, space-separated.
  * @param client a connection to the service's database (any role that may read its tables).
+ * @param exclude tables (`schema.table`) left out: a service's declared failure counters (`refusalCounters`).
  */
-export async function dataFingerprint(client: pg.ClientBase, schemas: string[]): Promise<string> {
+export async function dataFingerprint(
+  client: pg.ClientBase,
+  schemas: string[],
+  exclude: readonly string[] = [],
+): Promise<string> {
   const tables = (
     await client.query(
       `select table_schema, table_name from information_schema.tables
@@ -21,8 +26,9 @@ export async function dataFingerprint(client: pg.ClientBase, schemas: string[]):
       [schemas],
     )
   ).rows as { table_schema: string; table_name: string }[];
-  if (tables.length === 0) return '';
-  const parts = tables.map(
+  const kept = tables.filter((t) => !exclude.includes(`${t.table_schema}.${t.table_name}`));
+  if (kept.length === 0) return '';
+  const parts = kept.map(
     (t) =>
       `select '${t.table_schema}.${t.table_name}' as t, count(*)::text as n, coalesce(max(xmin::text::bigint), 0)::text as x from "${t.table_schema}"."${t.table_name}"`,
   );

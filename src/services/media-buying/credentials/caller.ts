@@ -1,0 +1,225 @@
+/**
+ * Who is calling, decided on every request (spec: "the service resolves the key owner and the owner's active
+ * organization membership on every request"): the credential's {@link Holder} (cached per instance by the credential
+ * kit, revocations effective at once) is joined with live data in one query: the owner user (not disabled), the
+ * organization the credential acts in (admitted), the owner's membership there (not removed) and its role, and
+ * whether the latest Terms of Service are accepted. A removed member's key, a deleted M2M application's token or a
+ * suspended organization's credentials stop at the next request, on every instance.
+ */
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { Db } from '../../../platform/database.ts';
+import {
+  agentRegistrations,
+  type MembershipRole,
+  memberships,
+  type OrganizationKind,
+  organizations,
+  termsAcceptances,
+  termsVersions,
+  users,
+} from '../db/schema.ts';
+import { type Access, intersect, NO_ACCESS, permissionAccess, roleAccess } from './access.ts';
+import type { CredentialKind, Holder } from './stores.ts';
+
+/** The organization a caller acts in. */
+export interface CallerOrganization {
+  id: number;
+  publicId: string;
+  kind: OrganizationKind;
+  name: string;
+}
+
+/** The user behind a caller, when there is one. */
+export interface CallerUser {
+  id: number;
+  publicId: string;
+  email: string;
+  name: string;
+}
+
+/** The resolved caller of a request. */
+export interface Caller {
+  kind: CredentialKind;
+  /** The credential's row id in its table (audit logs, revocation watchers). */
+  credentialId: number;
+  /** True for a browser session (signed in directly): only these create credentials or administer accounts. */
+  interactive: boolean;
+  user: CallerUser | null;
+  /** The organization the credential acts in now (a session: the user's active organization), if any. */
+  organization: CallerOrganization | null;
+  /** The user's live role in {@link organization} (null for credentials without a user, or without membership). */
+  role: MembershipRole | null;
+  /** What the caller may do in {@link organization} now. */
+  access: Access;
+  /** The latest terms version when the user has not accepted it (mutations are refused), else null. */
+  outstandingTerms: string | null;
+}
+
+/** Why a credential that resolved does not authenticate now. */
+export type CallerRefusal = 'owner_inactive' | 'organization_inactive';
+
+interface LiveRow {
+  userPublicId: string | null;
+  userEmail: string | null;
+  userName: string | null;
+  userDisabled: boolean | null;
+  orgId: number | null;
+  orgPublicId: string | null;
+  orgKind: OrganizationKind | null;
+  orgName: string | null;
+  orgStatus: string | null;
+  role: MembershipRole | null;
+  latestTerms: string | null;
+  termsAccepted: boolean | null;
+}
+
+/**
+ * Resolves a holder against live data (module comment).
+ * @returns the caller, or why the credential does not authenticate any more: its user is disabled, or its
+ *   organization-bound credential lost its organization (membership removed, organization not admitted).
+ */
+export async function resolveCaller(db: Db, holder: Holder): Promise<Caller | CallerRefusal> {
+  switch (holder.kind) {
+    case 'session':
+      return userCaller(db, holder, holder.userId, null, null);
+    case 'user_api_key':
+      return userCaller(
+        db,
+        holder,
+        holder.userId,
+        holder.organizationId,
+        permissionAccess(holder.permissions),
+      );
+    case 'widget_token':
+      return userCaller(db, holder, holder.userId, holder.organizationId, null);
+    case 'org_api_key':
+    case 'legacy_key':
+      return organizationCaller(db, holder, holder.organizationId, permissionAccess(holder.permissions));
+    case 'm2m_token':
+      return organizationCaller(db, holder, holder.organizationId, permissionAccess(holder.scopes));
+    case 'buyer_agent':
+      return organizationCaller(db, holder, holder.organizationId, NO_ACCESS);
+    case 'agent_registration':
+      return registrationCaller(db, holder);
+    case 'mcp_access':
+      // MCP credentials are bound to their MCP resource: never a REST caller (spec "Authentication").
+      return 'owner_inactive';
+  }
+}
+
+/**
+ * A user-bound caller. `boundOrganizationId` is the organization a key or token was bound to (null for a session:
+ * the user's active organization); `cap` the key's permission names (null: the role's full access).
+ */
+async function userCaller(
+  db: Db,
+  holder: Holder,
+  userId: number,
+  boundOrganizationId: number | null,
+  cap: Access | null,
+): Promise<Caller | CallerRefusal> {
+  const orgId =
+    boundOrganizationId === null ? users.activeOrganizationId : sql`${boundOrganizationId}::bigint`;
+  const latest = db
+    .select({ id: termsVersions.id, version: termsVersions.version })
+    .from(termsVersions)
+    .orderBy(desc(termsVersions.publishedAt), desc(termsVersions.id))
+    .limit(1)
+    .as('latest');
+  const [row] = (await db
+    .select({
+      userPublicId: users.publicId,
+      userEmail: users.email,
+      userName: users.name,
+      userDisabled: sql<boolean>`${users.disabledAt} is not null`,
+      orgId: organizations.id,
+      orgPublicId: organizations.publicId,
+      orgKind: organizations.kind,
+      orgName: organizations.name,
+      orgStatus: organizations.status,
+      role: memberships.role,
+      latestTerms: latest.version,
+      termsAccepted: sql<boolean>`${termsAcceptances.userId} is not null`,
+    })
+    .from(users)
+    .leftJoin(organizations, eq(organizations.id, orgId))
+    .leftJoin(
+      memberships,
+      and(
+        eq(memberships.organizationId, organizations.id),
+        eq(memberships.userId, users.id),
+        isNull(memberships.removedAt),
+      ),
+    )
+    .leftJoin(latest, sql`true`)
+    .leftJoin(
+      termsAcceptances,
+      and(eq(termsAcceptances.userId, users.id), eq(termsAcceptances.termsVersionId, latest.id)),
+    )
+    .where(eq(users.id, userId))) as LiveRow[];
+  if (!row || row.userDisabled) return 'owner_inactive';
+  const member = row.role !== null && row.orgStatus === 'admitted';
+  // A key or token bound to an organization is worth nothing once its owner is not an active member there.
+  if (boundOrganizationId !== null && !member) return 'organization_inactive';
+  const roleLevel = member ? roleAccess(row.role!) : NO_ACCESS;
+  return {
+    kind: holder.kind,
+    credentialId: holder.credentialId,
+    interactive: holder.kind === 'session',
+    user: { id: userId, publicId: row.userPublicId!, email: row.userEmail!, name: row.userName! },
+    organization: member
+      ? { id: row.orgId!, publicId: row.orgPublicId!, kind: row.orgKind!, name: row.orgName! }
+      : null,
+    role: member ? row.role : null,
+    access: cap ? intersect(roleLevel, cap) : roleLevel,
+    outstandingTerms: row.latestTerms !== null && !row.termsAccepted ? row.latestTerms : null,
+  };
+}
+
+/** An organization-bound caller without a user (organization-owned and legacy keys, M2M tokens, buyer agents). */
+async function organizationCaller(
+  db: Db,
+  holder: Holder,
+  organizationId: number,
+  access: Access,
+): Promise<Caller | CallerRefusal> {
+  const [org] = await db.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  if (org?.status !== 'admitted') return 'organization_inactive';
+  return {
+    kind: holder.kind,
+    credentialId: holder.credentialId,
+    interactive: false,
+    user: null,
+    organization: { id: org.id, publicId: org.publicId, kind: org.kind, name: org.name },
+    role: null,
+    access,
+    outstandingTerms: null,
+  };
+}
+
+/**
+ * An agent registration credential: the read permission, in the Buyer Account it is bound to (`customer_bound`) or
+ * in none (the sandbox of part 2 decides what an unbound registration reads).
+ */
+async function registrationCaller(db: Db, holder: Holder): Promise<Caller | CallerRefusal> {
+  const [row] = await db
+    .select({ organizationId: agentRegistrations.organizationId })
+    .from(agentRegistrations)
+    .where(eq(agentRegistrations.id, holder.credentialId))
+    .limit(1);
+  if (!row) return 'owner_inactive';
+  if (row.organizationId !== null) {
+    const bound = await organizationCaller(db, holder, row.organizationId, { buyer: 'read' });
+    return bound;
+  }
+  return {
+    kind: holder.kind,
+    credentialId: holder.credentialId,
+    interactive: false,
+    user: null,
+    organization: null,
+    role: null,
+    access: { buyer: 'read' },
+    outstandingTerms: null,
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The credential control plane of the media-buying service: every kind of credential, who it stands for, and what
+ * its caller may do now. Other folders use this module through this file only.
+ */
+import { type CredentialSource, firstAccepting } from '../../../platform/credentials.ts';
+import type { ServiceContext } from '../../../platform/service.ts';
+import { KeyService } from './keys.ts';
+import { M2M_TOKEN_SECONDS, M2mApplications } from './m2m.ts';
+import { SigningKeys } from './signing-keys.ts';
+import { type CredentialStores, createCredentialStores, type Holder, PREFIX } from './stores.ts';
+
+export { type AccessLevel, allows, type PlatformFunction } from './access.ts';
+export { type Caller, resolveCaller } from './caller.ts';
+export { M2M_PERMISSIONS } from './m2m.ts';
+export { type CredentialStores, type Holder, PREFIX } from './stores.ts';
+
+/** The credentials of the service, made once per instance. */
+export interface MediaBuyingCredentials {
+  stores: CredentialStores;
+  /** Every bearer credential of the REST API, by its form (prefix, or a JWT). */
+  bearer: CredentialSource<Holder>;
+  signingKeys: SigningKeys;
+  m2m: M2mApplications;
+  keys: KeyService;
+}
+
+/** A JWT (three base64url segments), as M2M access tokens are. */
+function looksLikeJwt(secret: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(secret);
+}
+
+/**
+ * Builds the credential stores, the signing keys, M2M applications and the key service.
+ * @param resource the REST API's resource indicator (RFC 8707), the audience of M2M tokens.
+ */
+export function createMediaBuyingCredentials(ctx: ServiceContext, resource: string): MediaBuyingCredentials {
+  const stores = createCredentialStores(ctx);
+  const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, M2M_TOKEN_SECONDS);
+  const m2m = new M2mApplications(ctx.db, ctx.clock, stores, signingKeys, ctx.publicUrl, resource);
+  const byPrefix = (prefixes: readonly string[], source: CredentialSource<unknown>) => ({
+    accepts: (secret: string) => prefixes.some((p) => secret.startsWith(p)),
+    source: source as CredentialSource<Holder>,
+  });
+  const bearer = firstAccepting<Holder>([
+    byPrefix([PREFIX.userApiKey], stores.userApiKeys),
+    byPrefix([PREFIX.widgetToken], stores.widgetTokens),
+    byPrefix([PREFIX.orgApiKey], stores.orgApiKeys),
+    byPrefix([PREFIX.legacyKey], stores.legacyKeys),
+    byPrefix([PREFIX.buyerAgent], stores.buyerAgents),
+    byPrefix([PREFIX.agentRegistration, PREFIX.buyerReadToken], stores.agentRegistrations),
+    byPrefix([PREFIX.mcpAccess], stores.mcpAccessTokens),
+    { accepts: looksLikeJwt, source: m2m.tokens },
+  ]);
+  return { stores, bearer, signingKeys, m2m, keys: new KeyService(ctx.db, ctx.clock, stores) };
+}

@@ -1,0 +1,329 @@
+/**
+ * The built-in identity provider's accounts and browser sessions: identities (email, argon2id password, verified
+ * email), platform users made from them, password sign-in with its throttle (per account and per client address),
+ * sessions (cookie secrets on the credential kit), signup-recovery tokens of an interrupted signup, and the
+ * platform-wide security sign-out.
+ */
+import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import { hashApiKey, issueApiKey } from '../../../platform/crypto.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
+import { prefixedHexId } from '../../../platform/ids.ts';
+import { type CredentialStores, PREFIX } from '../credentials/index.ts';
+import {
+  identities,
+  mcpAccessTokens,
+  mcpGrants,
+  mcpRefreshTokens,
+  type SIGN_IN_METHODS,
+  signInThrottle,
+  signupRecoveryTokens,
+  users,
+  widgetTokens,
+} from '../db/schema.ts';
+import { rateLimited } from '../media-buying-errors.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+
+/** How a session was opened. */
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
+
+/** Failed sign-ins one account may have per window before its sign-ins are refused until the window ends. */
+export const ACCOUNT_FAILURES_PER_WINDOW = 10;
+/** Failed sign-ins one client address may have per window. */
+export const ADDRESS_FAILURES_PER_WINDOW = 30;
+/** The throttle's fixed window, in seconds. */
+export const THROTTLE_WINDOW_SECONDS = 15 * 60;
+/** Lifetime of a signup-recovery token (spec "Limits": ten minutes). */
+export const SIGNUP_RECOVERY_SECONDS = 10 * 60;
+
+type IdentityRow = typeof identities.$inferSelect;
+type UserRow = typeof users.$inferSelect;
+
+/** What a successful authentication of an identity leads to. */
+export type SignInOutcome =
+  | { kind: 'user'; user: UserRow; identity: IdentityRow }
+  /** A verified identity without a platform account: an interrupted signup (`{requiresSignup, redirectUrl}`). */
+  | { kind: 'requires_signup'; identity: IdentityRow; recoveryToken: string };
+
+/** Lower-cases and trims an email (addresses are compared case-insensitively). */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** True for a loopback address (not throttled per address: behind a local proxy every client is loopback). */
+function isLoopback(ip: string): boolean {
+  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
+}
+
+/** Identities, users, sessions and sign-in; see the module comment. */
+export class Accounts {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly stores: CredentialStores,
+    private readonly sessionSeconds: number,
+  ) {}
+
+  /** The identity of an email (case-insensitive), if any. */
+  async identityByEmail(email: string, executor: Executor = this.db): Promise<IdentityRow | undefined> {
+    const [row] = await executor
+      .select()
+      .from(identities)
+      .where(eq(identities.email, normalizeEmail(email)))
+      .limit(1);
+    return row;
+  }
+
+  /** The user of an identity, if any. */
+  async userOfIdentity(identityId: number, executor: Executor = this.db): Promise<UserRow | undefined> {
+    const [row] = await executor.select().from(users).where(eq(users.identityId, identityId)).limit(1);
+    return row;
+  }
+
+  /** A user by public id. */
+  async userByPublicId(publicId: string, executor: Executor = this.db): Promise<UserRow | undefined> {
+    const [row] = await executor.select().from(users).where(eq(users.publicId, publicId)).limit(1);
+    return row;
+  }
+
+  /**
+   * Creates an identity (the password already checked against the policy by the caller).
+   * @param verified true when the email is proven (an invitation link, an SSO assertion, the operator).
+   */
+  async createIdentity(
+    tx: Executor,
+    input: { email: string; name: string | null; password: string | null; verified: boolean },
+  ): Promise<IdentityRow> {
+    const now = this.clock.now();
+    const [row] = await tx
+      .insert(identities)
+      .values({
+        subject: prefixedHexId('sub'),
+        email: normalizeEmail(input.email),
+        name: input.name,
+        emailVerifiedAt: input.verified ? now : null,
+        passwordHash: input.password === null ? null : await hashPassword(input.password),
+        passwordChangedAt: input.password === null ? null : now,
+        createdAt: now,
+      })
+      .returning();
+    return row!;
+  }
+
+  /** Sets an identity's password (the caller checked the policy). */
+  async setPassword(tx: Executor, identityId: number, password: string): Promise<void> {
+    await tx
+      .update(identities)
+      .set({ passwordHash: await hashPassword(password), passwordChangedAt: this.clock.now() })
+      .where(eq(identities.id, identityId));
+  }
+
+  /** Marks an identity's email verified (once). */
+  async markVerified(tx: Executor, identityId: number): Promise<void> {
+    await tx
+      .update(identities)
+      .set({ emailVerifiedAt: this.clock.now() })
+      .where(and(eq(identities.id, identityId), isNull(identities.emailVerifiedAt)));
+  }
+
+  /** Creates the platform account of an identity. */
+  async createUser(tx: Executor, identity: IdentityRow, name: string): Promise<UserRow> {
+    const [row] = await tx
+      .insert(users)
+      .values({
+        publicId: prefixedHexId('usr'),
+        identityId: identity.id,
+        email: identity.email,
+        name,
+        createdAt: this.clock.now(),
+      })
+      .returning();
+    return row!;
+  }
+
+  /**
+   * Password sign-in (`POST /auth/password`). Refused while the account or the client address is over its failure
+   * budget; an unknown email costs the same argon2 work as a known one.
+   * @returns the outcome, or `undefined` for a wrong email or password (counted as a failure).
+   * @throws ApiError 429 `RATE_LIMITED` (with `Retry-After`) while throttled.
+   */
+  async signInWithPassword(
+    email: string,
+    password: string,
+    clientAddress: string,
+  ): Promise<SignInOutcome | 'unverified' | undefined> {
+    const normalized = normalizeEmail(email);
+    const buckets = [
+      `account:${normalized}`,
+      ...(isLoopback(clientAddress) ? [] : [`address:${clientAddress}`]),
+    ];
+    await this.assertNotThrottled(buckets);
+    const identity = await this.identityByEmail(normalized);
+    const ok = await verifyPassword(password, identity?.passwordHash ?? null);
+    if (!identity || !ok) {
+      await this.countFailure(buckets);
+      return undefined;
+    }
+    if (!identity.emailVerifiedAt) return 'unverified';
+    return this.outcomeOf(identity);
+  }
+
+  /**
+   * What an authenticated, verified identity leads to: its user, or (no platform account yet) a signup-recovery
+   * token for the interrupted signup.
+   */
+  async outcomeOf(identity: IdentityRow, signupExperience: string | null = null): Promise<SignInOutcome> {
+    const user = await this.userOfIdentity(identity.id);
+    if (user) return { kind: 'user', user, identity };
+    const recoveryToken = await this.issueSignupRecovery(this.db, identity, signupExperience);
+    return { kind: 'requires_signup', identity, recoveryToken };
+  }
+
+  /**
+   * A signup-recovery token (`verifiedSignupToken`): {@link SIGNUP_RECOVERY_SECONDS}, bound to the identity's subject
+   * and email, single use (consumed by account creation).
+   */
+  async issueSignupRecovery(
+    executor: Executor,
+    identity: IdentityRow,
+    signupExperience: string | null,
+  ): Promise<string> {
+    const issued = issueApiKey(PREFIX.signupRecovery);
+    await executor.insert(signupRecoveryTokens).values({
+      keyHash: issued.hash,
+      hint: issued.hint,
+      createdAt: this.clock.now(),
+      expiresAt: new Date(this.clock.nowMs() + SIGNUP_RECOVERY_SECONDS * 1000),
+      identityId: identity.id,
+      subject: identity.subject,
+      email: identity.email,
+      signupExperience,
+    });
+    return issued.plaintext;
+  }
+
+  /**
+   * Reads a signup-recovery token without consuming it, locking it with `lock` (account creation consumes it in the
+   * same transaction: two concurrent creations with one token make one account).
+   * @returns the token's row when it is unexpired, unconsumed and still bound to its identity's subject and email.
+   */
+  async signupRecovery(executor: Executor, token: string, lock = false) {
+    const query = executor
+      .select({ token: signupRecoveryTokens, identity: identities })
+      .from(signupRecoveryTokens)
+      .innerJoin(identities, eq(identities.id, signupRecoveryTokens.identityId))
+      .where(eq(signupRecoveryTokens.keyHash, hashApiKey(token)))
+      .limit(1);
+    const [row] = lock ? await query.for('update', { of: signupRecoveryTokens }) : await query;
+    if (!row) return undefined;
+    const { token: t, identity } = row;
+    if (t.consumedAt || t.revokedAt || !t.expiresAt || t.expiresAt.getTime() <= this.clock.nowMs())
+      return undefined;
+    // The identity changed since (another email, another subject): the recovery is no longer valid.
+    if (identity.subject !== t.subject || identity.email !== t.email) return undefined;
+    return row;
+  }
+
+  /** Marks a signup-recovery token consumed (inside account creation's transaction). */
+  async consumeSignupRecovery(tx: Executor, tokenId: number): Promise<void> {
+    await tx
+      .update(signupRecoveryTokens)
+      .set({ consumedAt: this.clock.now() })
+      .where(eq(signupRecoveryTokens.id, tokenId));
+  }
+
+  /**
+   * Opens a browser session for `userId`.
+   * @returns the session secret (the cookie's value) and its lifetime in seconds.
+   */
+  async openSession(
+    executor: Executor,
+    userId: number,
+    method: SignInMethod,
+  ): Promise<{ secret: string; maxAgeSeconds: number }> {
+    const issued = await this.stores.sessions.issue(executor, {
+      expiresAt: new Date(this.clock.nowMs() + this.sessionSeconds * 1000),
+      values: { userId, method },
+    });
+    return { secret: issued.key, maxAgeSeconds: this.sessionSeconds };
+  }
+
+  /** Ends a session (sign-out): its cookie stops working on every instance at once. */
+  async endSession(sessionId: number): Promise<void> {
+    await this.stores.sessions.revoke(sessionId);
+  }
+
+  /**
+   * The platform-wide security sign-out (operator): every browser session, every widget token (they come from
+   * sessions) and every MCP connector connection (its grant, access and refresh credentials; spec rule 2) end at
+   * once, on every instance. API keys, organization and legacy keys, M2M applications and buyer-agent credentials
+   * are not sessions and stay valid (revoke them one by one).
+   * @returns how many of each were ended.
+   */
+  async securitySignOut(
+    tx: Executor,
+  ): Promise<{ sessions: number; widgetTokens: number; mcpGrants: number }> {
+    const all = sql`true`;
+    const endedSessions = await this.stores.sessions.revokeWhere(all, tx);
+    const endedWidgets = await this.stores.widgetTokens.revokeWhere(sql`${widgetTokens.id} is not null`, tx);
+    await this.stores.mcpAccessTokens.revokeWhere(sql`${mcpAccessTokens.id} is not null`, tx);
+    await tx
+      .update(mcpRefreshTokens)
+      .set({ revokedAt: this.clock.now() })
+      .where(isNull(mcpRefreshTokens.revokedAt));
+    const grants = await tx
+      .update(mcpGrants)
+      .set({ revokedAt: this.clock.now() })
+      .where(isNull(mcpGrants.revokedAt))
+      .returning({ id: mcpGrants.id });
+    return { sessions: endedSessions.length, widgetTokens: endedWidgets.length, mcpGrants: grants.length };
+  }
+
+  /** @throws ApiError 429 when one of `buckets` has its window's failures used up. */
+  private async assertNotThrottled(buckets: string[]): Promise<void> {
+    const now = this.clock.nowMs();
+    for (const bucket of buckets) {
+      const [row] = await this.db
+        .select()
+        .from(signInThrottle)
+        .where(eq(signInThrottle.bucket, bucket))
+        .limit(1);
+      if (!row) continue;
+      const endsMs = row.windowStart.getTime() + THROTTLE_WINDOW_SECONDS * 1000;
+      const max = bucket.startsWith('account:') ? ACCOUNT_FAILURES_PER_WINDOW : ADDRESS_FAILURES_PER_WINDOW;
+      if (endsMs > now && row.failures >= max)
+        throw rateLimited(
+          'Too many failed sign-in attempts; try again later or reset your password.',
+          Math.max(1, Math.ceil((endsMs - now) / 1000)),
+        );
+    }
+  }
+
+  /** Counts one failure in each bucket (a window older than {@link THROTTLE_WINDOW_SECONDS} starts over). */
+  private async countFailure(buckets: string[]): Promise<void> {
+    const now = this.clock.now();
+    const windowStartBefore = new Date(now.getTime() - THROTTLE_WINDOW_SECONDS * 1000);
+    for (const bucket of buckets) {
+      await this.db
+        .insert(signInThrottle)
+        .values({ bucket, windowStart: now, failures: 1 })
+        .onConflictDoUpdate({
+          target: signInThrottle.bucket,
+          set: {
+            failures: sql`case when ${signInThrottle.windowStart} <= ${windowStartBefore.toISOString()}::timestamptz then 1 else ${signInThrottle.failures} + 1 end`,
+            windowStart: sql`case when ${signInThrottle.windowStart} <= ${windowStartBefore.toISOString()}::timestamptz then ${now.toISOString()}::timestamptz else ${signInThrottle.windowStart} end`,
+          },
+        });
+    }
+  }
+
+  /** Deletes throttle windows that ended (housekeeping, by a cron job). */
+  async pruneThrottle(): Promise<number> {
+    const before = new Date(this.clock.nowMs() - THROTTLE_WINDOW_SECONDS * 1000);
+    const deleted = await this.db
+      .delete(signInThrottle)
+      .where(lt(signInThrottle.windowStart, before))
+      .returning({ bucket: signInThrottle.bucket });
+    return deleted.length;
+  }
+}

@@ -1,0 +1,107 @@
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { defineTask } from '../../platform/jobs.ts';
+import type { ServiceDefinition } from '../../platform/service.ts';
+import { createMediaBuyingCredentials } from './credentials/index.ts';
+import { Accounts } from './identity/index.ts';
+import { Mailer, sendMailTask } from './mail/index.ts';
+import { readMediaBuyingConfig } from './media-buying-config.ts';
+import { formatMediaBuyingError } from './media-buying-errors.ts';
+import { Organizations } from './organizations/index.ts';
+import { registerMediaBuyingRoutes } from './routes/index.ts';
+import { seedDemo } from './seed.ts';
+
+/** Every hour: deletes sign-in throttle windows that ended. */
+const pruneThrottleTask = defineTask(
+  'media-buying:prune-sign-in-throttle',
+  Type.Object({}),
+  async (_payload, deps: { accounts: Accounts }) => {
+    await deps.accounts.pruneThrottle();
+  },
+);
+
+/**
+ * The media-buying service (spec document 000; anchor: an agentic media-buying platform on AdCP 3.x): organizations
+ * (Buyer and Seller Accounts) and their people, the built-in identity provider (passwords, sessions), every kind of
+ * credential (user, organization-owned and legacy keys, widget tokens, M2M applications with JWT access tokens,
+ * buyer-agent identities, agent registration tokens), advertisers, and the operator API. Every REST answer is the
+ * envelope `{data, error}`.
+ */
+export const mediaBuyingService: ServiceDefinition = {
+  name: 'media-buying',
+  envPrefix: 'MEDIA_BUYING',
+  title: 'Media-buying API',
+  version: '2.0.0',
+  description:
+    'Buyers (advertisers) and sellers (media companies with storefronts) plan and place media buys. REST under ' +
+    '`/api/v2`; every answer is the envelope `{data, error, meta?}`. Authenticate with `Authorization: Bearer ' +
+    '<credential>` (a user API key `mbu_...`, an M2M access token, ...) or, in a browser, the session cookie of ' +
+    '`POST /auth/password`.',
+  defaultPort: 4100,
+  migrations: { schema: 'media_buying', folder: path.join(import.meta.dirname, 'db', 'migrations') },
+  formatError: formatMediaBuyingError,
+  tags: [
+    { name: 'auth', description: 'Sign-in, sign-out and the current user' },
+    { name: 'organizations', description: 'Your organizations, their members and the Terms of Service' },
+    {
+      name: 'credentials',
+      description: 'User API keys, organization keys, widget tokens, M2M applications, buyer agents',
+    },
+    { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
+    { name: 'buyer', description: 'Buyer Account resources' },
+  ],
+  securitySchemes: {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'A user API key (`mbu_...`), widget token (`wgt_...`), organization-owned key (`mbo_...`), legacy key ' +
+        '(`lgc_...`), buyer-agent credential (`mba_...`), agent registration credential (`mbr_...` / `mbt_...`) or ' +
+        'an M2M access token (JWT from `POST /oauth/token`).',
+    },
+    sessionCookie: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'mb_session',
+      description:
+        'The browser session of `POST /auth/password` (state-changing requests only from the UI origin).',
+    },
+  },
+  // Failed sign-ins are counted per account and per client address, shared by every instance.
+  refusalCounters: ['media_buying.sign_in_throttle'],
+  validateEnv(env) {
+    readMediaBuyingConfig(env, 'http://127.0.0.1:4100');
+  },
+  setup(ctx) {
+    const config = readMediaBuyingConfig(ctx.config.env, ctx.publicUrl);
+    const credentials = createMediaBuyingCredentials(ctx, `${ctx.publicUrl}/api/v2`);
+    const organizations = new Organizations(ctx.db, ctx.clock);
+    const accounts = new Accounts(ctx.db, ctx.clock, credentials.stores, config.sessionHours * 3600);
+    const mailer = new Mailer(ctx.db, ctx.clock, ctx.secrets, {
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      logger: ctx.logger,
+    });
+    return {
+      routes(app) {
+        registerMediaBuyingRoutes(app, {
+          db: ctx.db,
+          clock: ctx.clock,
+          config,
+          publicUrl: ctx.publicUrl,
+          stores: credentials.stores,
+          credentials,
+          organizations,
+          accounts,
+          mailer,
+        });
+      },
+      tasks: [sendMailTask.with({ mailer }), pruneThrottleTask.with({ accounts })],
+      cron: [{ task: pruneThrottleTask, pattern: '17 * * * *' }],
+      seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
+      async stop() {
+        mailer.close();
+      },
+    };
+  },
+};

@@ -1,0 +1,96 @@
+import { ConfigError } from '../../platform/errors.ts';
+
+/** Settings of the media-buying service (`MEDIA_BUYING_...`). */
+export interface MediaBuyingConfig {
+  /**
+   * `MEDIA_BUYING_UI_ORIGIN` (default: the origin of the service's public URL, whose pages it serves itself): the one
+   * origin whose browsers may make state-changing requests with a session cookie (spec "Authentication", rule 4).
+   */
+  uiOrigin: string;
+  /**
+   * `MEDIA_BUYING_COOKIE_DOMAIN` (default unset: host-only cookies): a parent domain (`example.com`) the session
+   * cookie is scoped to, used only when the service's host is that domain or under it (rule 4).
+   */
+  cookieDomain: string | undefined;
+  /** `MEDIA_BUYING_SMTP_URL` (default unset: mail goes to the outbox table, read on `/_ops/mail`). */
+  smtpUrl: string | undefined;
+  /** `MEDIA_BUYING_MAIL_FROM` (default `"Media Buying" <no-reply@media-buying.invalid>`). */
+  mailFrom: string;
+  /** `MEDIA_BUYING_SESSION_HOURS` (default 168, one week): a browser session's absolute lifetime. */
+  sessionHours: number;
+  /** `MEDIA_BUYING_BRAND_CUTOVER` (default false): `featureFlags.productBrandCutover` of `GET /auth/me`. */
+  productBrandCutover: boolean;
+  /** `MEDIA_BUYING_BRAND_WORDMARK_URL` (default unset): `featureFlags.productBrandWordmarkUrl`. */
+  productBrandWordmarkUrl: string | undefined;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function set(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function httpUrl(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL (got "${value}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${name} must be an http(s) URL (got "${value}")`);
+  return url;
+}
+
+/**
+ * Reads and validates the service's variables.
+ * @param publicUrl the service's public base URL (the default UI origin).
+ * @throws ConfigError with a one-line reason.
+ */
+export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingConfig {
+  const uiRaw = set(env, 'MEDIA_BUYING_UI_ORIGIN');
+  const uiOrigin = uiRaw ? httpUrl('MEDIA_BUYING_UI_ORIGIN', uiRaw).origin : new URL(publicUrl).origin;
+  const cookieDomain = set(env, 'MEDIA_BUYING_COOKIE_DOMAIN')?.replace(/^\./, '').toLowerCase();
+  if (
+    cookieDomain !== undefined &&
+    !/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(cookieDomain)
+  )
+    throw new ConfigError(
+      `MEDIA_BUYING_COOKIE_DOMAIN must be a domain name such as example.com (got "${cookieDomain}")`,
+    );
+  const smtpUrl = set(env, 'MEDIA_BUYING_SMTP_URL');
+  if (smtpUrl !== undefined) {
+    let protocol: string;
+    try {
+      protocol = new URL(smtpUrl).protocol;
+    } catch {
+      throw new ConfigError('MEDIA_BUYING_SMTP_URL must be an smtp:// or smtps:// URL');
+    }
+    if (protocol !== 'smtp:' && protocol !== 'smtps:')
+      throw new ConfigError('MEDIA_BUYING_SMTP_URL must be an smtp:// or smtps:// URL');
+  }
+  const hoursRaw = set(env, 'MEDIA_BUYING_SESSION_HOURS');
+  let sessionHours = 168;
+  if (hoursRaw !== undefined) {
+    if (!/^\d+$/.test(hoursRaw) || Number(hoursRaw) < 1 || Number(hoursRaw) > 720)
+      throw new ConfigError(
+        `MEDIA_BUYING_SESSION_HOURS must be an integer from 1 to 720 (got "${hoursRaw}")`,
+      );
+    sessionHours = Number(hoursRaw);
+  }
+  const cutoverRaw = set(env, 'MEDIA_BUYING_BRAND_CUTOVER') ?? 'false';
+  if (cutoverRaw !== 'true' && cutoverRaw !== 'false')
+    throw new ConfigError(`MEDIA_BUYING_BRAND_CUTOVER must be true or false (got "${cutoverRaw}")`);
+  const wordmark = set(env, 'MEDIA_BUYING_BRAND_WORDMARK_URL');
+  if (wordmark !== undefined) httpUrl('MEDIA_BUYING_BRAND_WORDMARK_URL', wordmark);
+  return {
+    uiOrigin,
+    cookieDomain,
+    smtpUrl,
+    mailFrom: set(env, 'MEDIA_BUYING_MAIL_FROM') ?? '"Media Buying" <no-reply@media-buying.invalid>',
+    sessionHours,
+    productBrandCutover: cutoverRaw === 'true',
+    productBrandWordmarkUrl: wordmark,
+  };
+}

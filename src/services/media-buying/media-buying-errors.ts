@@ -1,0 +1,192 @@
+/**
+ * Errors of the media-buying service (spec document 000, "Errors"), in the REST envelope
+ * `{data: null, error: {code, message, field?, details?}}`.
+ *
+ * | status | codes                                                                                   |
+ * | ------ | --------------------------------------------------------------------------------------- |
+ * | 400    | `BAD_REQUEST` (malformed body, URL or parameter), `VALIDATION_ERROR` (the request schema) |
+ * | 401    | `UNAUTHORIZED` (no credential, expired, revoked or unknown)                              |
+ * | 403    | `FORBIDDEN`, `ACCESS_DENIED`, `ALPHA_OPT_IN_REQUIRED`, `TOS_ACCEPTANCE_REQUIRED`          |
+ * | 404    | `NOT_FOUND` (unknown id, or hidden from the caller's scope: the same answer)              |
+ * | 409    | `CONFLICT`                                                                              |
+ * | 422    | `VALIDATION_ERROR` (schema-valid but semantically invalid: a weak password, a used token) |
+ * | 429    | `RATE_LIMITED` with `Retry-After`                                                       |
+ * | 500    | `INTERNAL_ERROR` (safe to retry once)                                                   |
+ * | 501    | `NOT_IMPLEMENTED`                                                                       |
+ * | 503    | `SERVICE_UNAVAILABLE`, `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE` (flat body, see below)        |
+ *
+ * HTTP answers the framework gives before a route runs keep their own status (405, 408, 413, 414, 415, 431) with
+ * the code `BAD_REQUEST`: the spec's table has no other code for a malformed request.
+ *
+ * The four legacy auth endpoints (`GET /auth/url`, `GET /auth/sso/url`, `POST /auth/token`,
+ * `POST /auth/sso/callback`) answer `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE` as the flat 503
+ * `{error, message, retryable: true}` ({@link formatLegacyAuthError}).
+ */
+import {
+  ApiError,
+  type FieldIssue,
+  isPlatformErrorCode,
+  type PlatformCodeMap,
+} from '../../platform/errors.ts';
+
+/** Every code of the spec's error table that the REST API answers. */
+export const MediaBuyingCode = {
+  badRequest: 'BAD_REQUEST',
+  validation: 'VALIDATION_ERROR',
+  currencyMismatch: 'CURRENCY_MISMATCH',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  accessDenied: 'ACCESS_DENIED',
+  alphaOptInRequired: 'ALPHA_OPT_IN_REQUIRED',
+  tosAcceptanceRequired: 'TOS_ACCEPTANCE_REQUIRED',
+  notFound: 'NOT_FOUND',
+  conflict: 'CONFLICT',
+  buyerSetupRequired: 'BUYER_SETUP_REQUIRED',
+  pricingNotConfigured: 'PRICING_NOT_CONFIGURED',
+  insufficientMediaBudget: 'INSUFFICIENT_MEDIA_BUDGET',
+  capabilityNotSupported: 'CAPABILITY_NOT_SUPPORTED',
+  spendDenominationUnresolved: 'SPEND_DENOMINATION_UNRESOLVED',
+  rateLimited: 'RATE_LIMITED',
+  internal: 'INTERNAL_ERROR',
+  notImplemented: 'NOT_IMPLEMENTED',
+  serviceUnavailable: 'SERVICE_UNAVAILABLE',
+  signupExperienceStateUnavailable: 'SIGNUP_EXPERIENCE_STATE_UNAVAILABLE',
+  fxRateUnavailable: 'FX_RATE_UNAVAILABLE',
+} as const;
+
+/** A code of {@link MediaBuyingCode}. */
+export type MediaBuyingErrorCode = (typeof MediaBuyingCode)[keyof typeof MediaBuyingCode];
+
+/** How each platform error shows in the envelope. */
+const PLATFORM_CODES: PlatformCodeMap<MediaBuyingErrorCode> = {
+  validation_failed: MediaBuyingCode.validation,
+  bad_request: MediaBuyingCode.badRequest,
+  invalid_pagination: MediaBuyingCode.validation,
+  operator_unauthenticated: MediaBuyingCode.unauthorized,
+  not_found: MediaBuyingCode.notFound,
+  idempotency_key_reused: MediaBuyingCode.conflict,
+  idempotency_key_in_use: MediaBuyingCode.conflict,
+  payload_too_large: MediaBuyingCode.badRequest,
+  request_timeout: MediaBuyingCode.badRequest,
+  uri_too_long: MediaBuyingCode.badRequest,
+  header_fields_too_large: MediaBuyingCode.badRequest,
+  unsupported_media_type: MediaBuyingCode.badRequest,
+  rate_limited: MediaBuyingCode.rateLimited,
+  internal: MediaBuyingCode.internal,
+  service_unavailable: MediaBuyingCode.serviceUnavailable,
+};
+
+/** The error object of the envelope. */
+export interface EnvelopeError {
+  code: string;
+  message: string;
+  field?: string;
+  details?: Record<string, unknown>;
+}
+
+/** A field path as the envelope names it: `body.password` -> `password`, `lineItems/0/qty` -> `lineItems.0.qty`. */
+function fieldPath(issue: FieldIssue): string {
+  const field = issue.field.replace(/\//g, '.');
+  return issue.location === 'body' || field === '' ? field || issue.location : `${issue.location}.${field}`;
+}
+
+/**
+ * Renders any ApiError as the envelope `{data: null, error}`. A validation failure names its first field in
+ * `field` and lists every issue in `details.issues` (`[{field, location, message}]`); other `details` pass through.
+ */
+export function formatMediaBuyingError(error: ApiError, _request?: unknown): { body: unknown } {
+  const code = isPlatformErrorCode(error.code) ? PLATFORM_CODES[error.code] : error.code;
+  const out: EnvelopeError = { code, message: error.message };
+  const issues = error.details?.issues as FieldIssue[] | undefined;
+  if (Array.isArray(issues) && issues.length > 0) {
+    out.field = fieldPath(issues[0]!);
+    out.details = {
+      ...error.details,
+      issues: issues.map((i) => ({ field: fieldPath(i), location: i.location, message: i.message })),
+    };
+  } else {
+    const { field, ...rest } = error.details ?? {};
+    if (typeof field === 'string') out.field = field;
+    if (Object.keys(rest).length > 0) out.details = rest;
+  }
+  return { body: { data: null, error: out } };
+}
+
+/** 401 `UNAUTHORIZED`: no credential (or not a bearer credential or session cookie). */
+export function credentialMissing(): ApiError {
+  return new ApiError(
+    401,
+    MediaBuyingCode.unauthorized,
+    'Authentication required: send Authorization: Bearer <credential> or sign in.',
+  );
+}
+
+/** 401 `UNAUTHORIZED`: an unknown, revoked or expired credential (one answer: which one is not said). */
+export function credentialInvalid(): ApiError {
+  return new ApiError(401, MediaBuyingCode.unauthorized, 'The credential is invalid, expired or revoked.');
+}
+
+/** 401 `UNAUTHORIZED`: a sign-in with a wrong email or password (one answer for both). */
+export function invalidSignIn(): ApiError {
+  return new ApiError(401, MediaBuyingCode.unauthorized, 'Invalid email or password.');
+}
+
+/** 403 `FORBIDDEN` with a reason safe to show. */
+export function forbidden(message: string, details?: Record<string, unknown>): ApiError {
+  return new ApiError(403, MediaBuyingCode.forbidden, message, details ? { details } : {});
+}
+
+/** 403 `TOS_ACCEPTANCE_REQUIRED`: the latest Terms of Service must be accepted before any mutation. */
+export function termsAcceptanceRequired(version: string): ApiError {
+  return new ApiError(
+    403,
+    MediaBuyingCode.tosAcceptanceRequired,
+    `Accept the latest Terms of Service (version ${version}) before making changes.`,
+    { details: { termsVersion: version } },
+  );
+}
+
+/** 403 `ALPHA_OPT_IN_REQUIRED`: an alpha feature the organization has not opted into (through support). */
+export function alphaOptInRequired(feature: string): ApiError {
+  return new ApiError(
+    403,
+    MediaBuyingCode.alphaOptInRequired,
+    `'${feature}' is an alpha feature; ask support to opt your organization in.`,
+    { details: { feature } },
+  );
+}
+
+/** 404 `NOT_FOUND`: the same answer for an unknown id and one hidden from the caller's scope. */
+export function notFound(what: string, id?: string): ApiError {
+  return new ApiError(
+    404,
+    MediaBuyingCode.notFound,
+    id === undefined ? `${what} not found.` : `${what} ${id} not found.`,
+  );
+}
+
+/** 409 `CONFLICT`: a duplicate, an illegal state change or a violated invariant. */
+export function conflict(message: string, details?: Record<string, unknown>): ApiError {
+  return new ApiError(409, MediaBuyingCode.conflict, message, details ? { details } : {});
+}
+
+/**
+ * 422 `VALIDATION_ERROR`: values the request schema accepts but the rules refuse (a weak password, a used or
+ * expired token), every issue listed like a schema failure.
+ */
+export function semanticValidation(issues: FieldIssue[], message?: string): ApiError {
+  return new ApiError(
+    422,
+    MediaBuyingCode.validation,
+    message ?? `Invalid request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}.`,
+    { details: { issues } },
+  );
+}
+
+/** 429 `RATE_LIMITED` with `Retry-After` in seconds. */
+export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, MediaBuyingCode.rateLimited, message, {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+    details: { retryAfterSeconds },
+  });
+}

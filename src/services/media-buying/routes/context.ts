@@ -1,0 +1,248 @@
+/**
+ * What every media-buying route plugin shares, built once per app: authentication (a bearer credential, or the
+ * browser session cookie), the guards that decide what a caller may do on a route, the browser-origin rule, the
+ * session cookie, and the envelope of successful answers.
+ */
+import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken, defineAuthentication, firstHeader } from '../../../platform/auth.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/database.ts';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import {
+  type AccessLevel,
+  allows,
+  type Caller,
+  type CredentialStores,
+  type MediaBuyingCredentials,
+  type PlatformFunction,
+  resolveCaller,
+} from '../credentials/index.ts';
+import type { MediaBuyingConfig } from '../media-buying-config.ts';
+import {
+  alphaOptInRequired,
+  credentialInvalid,
+  credentialMissing,
+  forbidden,
+  rateLimited,
+  termsAcceptanceRequired,
+} from '../media-buying-errors.ts';
+import type { Organizations } from '../organizations/index.ts';
+
+/** The browser session cookie (host-only unless a parent domain is configured; HttpOnly; SameSite=Lax). */
+export const SESSION_COOKIE = 'mb_session';
+
+/** Requests per minute per credential on the REST API (the spec gives no number; see the README). */
+export const REQUESTS_PER_MINUTE = 600;
+
+/** Dependencies of the route plugins. */
+export interface MediaBuyingRouteDeps {
+  db: Db;
+  clock: Clock;
+  config: MediaBuyingConfig;
+  publicUrl: string;
+  stores: CredentialStores;
+  credentials: MediaBuyingCredentials;
+  organizations: Organizations;
+}
+
+/** What a route requires of its caller. */
+export interface Guard {
+  /** Only a browser session, signed in directly (creating credentials, administering the account). */
+  interactive?: boolean;
+  /** The caller must be a user (not an organization-owned key, an M2M token or an agent). */
+  user?: boolean;
+  /** The caller must act in an organization (default true). */
+  organization?: boolean;
+  /** The function and level the route needs (`buyer` read, `seller` write, ...). */
+  needs?: { fn: PlatformFunction; level: AccessLevel };
+  /** Account administration: an admin of the organization in an interactive session. */
+  admin?: boolean;
+  /** An alpha feature the organization must be opted into. */
+  alpha?: string;
+  /** The route mutates but is allowed with outstanding terms (accepting them, signing out). */
+  termsExempt?: boolean;
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True when `request` is a state-changing request. */
+export function isUnsafe(request: FastifyRequest): boolean {
+  return UNSAFE_METHODS.has(request.method);
+}
+
+/**
+ * The shared context of the route plugins: `authenticated(guard)`, the `onRequest` hooks of an authenticated route
+ * (credential 401, per-credential rate limit 429, browser origin and guard 403s, before validation); `anonymous`, the
+ * hooks of a route open to anyone (the origin rule for browsers); `caller(request)`; the session cookie; `ok` and
+ * `list`, the envelope of an answer.
+ */
+export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteDeps) {
+  const uiOrigin = deps.config.uiOrigin;
+  const publicUrl = new URL(deps.publicUrl);
+  const secureCookies = publicUrl.protocol === 'https:';
+  const host = publicUrl.hostname.toLowerCase();
+  const cookieDomain =
+    deps.config.cookieDomain &&
+    (host === deps.config.cookieDomain || host.endsWith(`.${deps.config.cookieDomain}`))
+      ? deps.config.cookieDomain
+      : undefined;
+
+  /**
+   * Rule 4 of "Authentication": a state-changing request a browser sends (it carries `Origin`) is accepted only from
+   * the exact configured UI origin. With a session cookie, the `Origin` header is required.
+   * @throws ApiError 403 `FORBIDDEN`.
+   */
+  const checkOrigin = (request: FastifyRequest, withSessionCookie: boolean) => {
+    if (!isUnsafe(request)) return;
+    const origin = firstHeader(request.headers.origin);
+    if (origin === undefined && !withSessionCookie) return;
+    if (origin !== uiOrigin)
+      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin}.`, {
+        reason: 'origin_not_allowed',
+      });
+  };
+
+  const auth = defineAuthentication<Caller>(async (request) => {
+    const header = request.headers.authorization;
+    let presented: string | undefined;
+    let cookie = false;
+    if (header !== undefined) {
+      presented = bearerToken(header);
+      if (presented === undefined) throw credentialInvalid();
+    } else {
+      presented = sessionCookieOf(request);
+      cookie = presented !== undefined;
+    }
+    if (presented === undefined) throw credentialMissing();
+    const resolution = cookie
+      ? await deps.stores.sessions.resolve(presented)
+      : await deps.credentials.bearer.resolve(presented);
+    if (resolution.status !== 'active') throw credentialInvalid();
+    const caller = await resolveCaller(deps.db, resolution.principal);
+    if (typeof caller === 'string') throw credentialInvalid();
+    checkOrigin(request, cookie);
+    return caller;
+  });
+
+  const limit = perMinuteLimit(app, {
+    max: () => REQUESTS_PER_MINUTE,
+    bucket: (request) => {
+      const caller = auth.optionalPrincipal(request);
+      return caller ? `${caller.kind}:${caller.credentialId}` : `ip:${request.ip}`;
+    },
+    exceeded: (retryAfterSeconds, max) =>
+      rateLimited(
+        `More than ${max} requests per minute with this credential; retry later.`,
+        retryAfterSeconds,
+      ),
+  });
+
+  const guardHook = (guard: Guard) => async (request: FastifyRequest) => {
+    const caller = auth.principal(request);
+    checkIdentity(guard, caller);
+    if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
+    if (isUnsafe(request) && !guard.termsExempt && caller.outstandingTerms !== null)
+      throw termsAcceptanceRequired(caller.outstandingTerms);
+    if (guard.alpha && !(await deps.organizations.hasAlpha(caller.organization!.id, guard.alpha)))
+      throw alphaOptInRequired(guard.alpha);
+  };
+
+  /** The `onRequest` hooks of an open route: a browser's state-changing request must come from the UI origin. */
+  const anonymous = [async (request: FastifyRequest) => checkOrigin(request, false)];
+
+  return {
+    deps,
+    authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
+    anonymous,
+    caller: (request: FastifyRequest) => auth.principal(request),
+    /** The session secret of the request's cookie, if any. */
+    sessionCookieOf,
+    /** Sets the session cookie to `secret`, living `maxAgeSeconds`. */
+    setSessionCookie(reply: FastifyReply, secret: string, maxAgeSeconds: number) {
+      reply.header(
+        'set-cookie',
+        serializeCookie(SESSION_COOKIE, secret, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: secureCookies,
+          path: '/',
+          maxAge: maxAgeSeconds,
+          domain: cookieDomain,
+        }),
+      );
+    },
+    /** Clears the session cookie. */
+    clearSessionCookie(reply: FastifyReply) {
+      reply.header(
+        'set-cookie',
+        serializeCookie(SESSION_COOKIE, '', {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: secureCookies,
+          path: '/',
+          maxAge: 0,
+          domain: cookieDomain,
+        }),
+      );
+    },
+    ok: <T>(data: T) => ({ data, error: null }),
+    list: <T>(data: T[], page: { skip: number; take: number; total: number }) => ({
+      data,
+      error: null,
+      meta: { pagination: { ...page, hasMore: page.skip + data.length < page.total } },
+    }),
+  };
+}
+
+/**
+ * Who the route admits (a {@link Guard}'s identity rules): an interactive session, a user, an organization, an
+ * administrator.
+ * @throws ApiError 403 `FORBIDDEN` naming the missing condition in `details.reason`.
+ */
+function checkIdentity(guard: Guard, caller: Caller): void {
+  const interactive = guard.interactive === true || guard.admin === true;
+  if (interactive && !caller.interactive)
+    throw forbidden('This needs an interactive session: sign in directly (keys and tokens cannot do this).', {
+      reason: 'interactive_session_required',
+    });
+  if ((guard.user || interactive) && caller.user === null)
+    throw forbidden('This needs a user credential.', { reason: 'user_required' });
+  if (guard.organization !== false && caller.organization === null)
+    throw forbidden(
+      caller.user
+        ? 'You have no active organization: accept an invitation or switch to an organization you belong to.'
+        : 'This credential acts in no organization.',
+      { reason: 'no_active_organization' },
+    );
+  if (guard.admin && caller.role !== 'admin')
+    throw forbidden('Only an administrator of the organization can do this.', { reason: 'admin_required' });
+}
+
+/**
+ * The function and level a route needs: the organization must be of that kind, and the caller's access must reach
+ * the level.
+ * @throws ApiError 403 `FORBIDDEN`.
+ */
+function checkAccess(caller: Caller, fn: PlatformFunction, level: AccessLevel): void {
+  if (caller.organization && caller.organization.kind !== fn)
+    throw forbidden(`This is a ${fn} function; your organization is a ${caller.organization.kind} account.`, {
+      reason: 'wrong_account_kind',
+    });
+  if (!allows(caller.access, fn, level))
+    throw forbidden(`This needs ${level} access to ${fn} functions, which this credential does not have.`, {
+      reason: 'insufficient_permission',
+    });
+}
+
+/** The session secret of a request's `mb_session` cookie, if any. */
+function sessionCookieOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined) return undefined;
+  const value = parseCookies(header)[SESSION_COOKIE];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** The shared context of the media-buying route plugins. */
+export type MediaBuyingRouteContext = ReturnType<typeof mediaBuyingRouteContext>;

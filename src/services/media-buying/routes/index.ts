@@ -1,0 +1,29 @@
+/** The HTTP layer of the media-buying service: one plugin per resource, and the operator routes. */
+import type { ServiceApp } from '../../../platform/http.ts';
+import type { Accounts } from '../identity/index.ts';
+import type { Mailer } from '../mail/index.ts';
+import { registerAdvertiserRoutes } from './advertisers.ts';
+import { registerAuthRoutes } from './auth.ts';
+import { registerBuyerAgentRoutes } from './buyer-agents.ts';
+import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
+import { registerKeyRoutes } from './keys.ts';
+import { registerM2mRoutes } from './m2m.ts';
+import { registerOpsRoutes } from './ops.ts';
+import { registerOrganizationRoutes } from './organizations.ts';
+
+export type { MediaBuyingRouteDeps } from './context.ts';
+
+/** Registers every route of the service. */
+export function registerMediaBuyingRoutes(
+  app: ServiceApp,
+  deps: MediaBuyingRouteDeps & { accounts: Accounts; mailer: Mailer },
+): void {
+  const ctx = mediaBuyingRouteContext(app, deps);
+  registerAuthRoutes(app, ctx, deps.accounts);
+  registerOrganizationRoutes(app, ctx);
+  registerKeyRoutes(app, ctx);
+  registerM2mRoutes(app, ctx);
+  registerBuyerAgentRoutes(app, ctx);
+  registerAdvertiserRoutes(app, ctx);
+  registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
+}

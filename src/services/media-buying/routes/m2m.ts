@@ -1,0 +1,456 @@
+/**
+ * M2M applications (`/api/v2/m2m-applications`: organization administrators, interactive session) and the OAuth
+ * endpoints of the service as an authorization server: the token endpoint (RFC 6749 section 3.2, client-credentials
+ * grant), its metadata (RFC 8414) and the JWKS (RFC 7517). The OAuth endpoints answer in OAuth's own formats (RFC 6749
+ * section 5), which OAuth clients read, not in the REST envelope.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { StringEnum } from '../../../platform/schemas.ts';
+import { M2M_PERMISSIONS } from '../credentials/index.ts';
+import { Envelope, ErrorEnvelope, idErrors, security } from '../media-buying-schemas.ts';
+import type { MediaBuyingRouteContext } from './context.ts';
+
+const Permission = StringEnum(M2M_PERMISSIONS);
+
+const Application = Type.Object({
+  id: Type.String({ description: '`m2m_` + 32 hex' }),
+  name: Type.String(),
+  clientId: Type.String(),
+  permissions: Type.Array(Permission),
+  secrets: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      hint: Type.String({ description: 'The last four characters of the secret.' }),
+      createdAt: Type.String({ format: 'date-time' }),
+      expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    }),
+  ),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+const Created = Type.Object({
+  application: Application,
+  clientSecret: Type.String({ description: 'Shown in this answer only.' }),
+  tokenEndpoint: Type.String(),
+  resource: Type.String({ description: 'The resource indicator (RFC 8707) to request tokens for.' }),
+});
+
+const AppParams = Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** The OAuth error answer (RFC 6749 section 5.2). */
+const OAuthError = Type.Object({
+  error: Type.String(),
+  error_description: Type.Optional(Type.String()),
+});
+
+/** Token answers and errors are never cached (RFC 6749 section 5.1). */
+function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** Registers the M2M application routes and the OAuth endpoints. */
+export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext): void {
+  const { db, credentials, organizations, publicUrl } = ctx.deps;
+  const m2m = credentials.m2m;
+  const admin = ctx.authenticated({ admin: true });
+  const actor = (request: Parameters<typeof ctx.caller>[0]) => {
+    const caller = ctx.caller(request);
+    return { caller, actor: { userId: caller.user!.id, kind: caller.kind } };
+  };
+
+  app.post(
+    '/api/v2/m2m-applications',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'createM2mApplication',
+        tags: ['credentials'],
+        summary: 'Create an M2M application (client secret shown once)',
+        description:
+          'For a backend that needs OAuth client credentials. The answer holds the client secret (this once), the ' +
+          'token endpoint and the resource indicator. Tokens live 10 minutes.',
+        security,
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            permissions: Type.Optional(Type.Array(Permission, { minItems: 1, maxItems: 4 })),
+          },
+          {
+            additionalProperties: false,
+            examples: [{ name: 'reporting backend', permissions: ['platform:read'] }],
+          },
+        ),
+        response: { 201: Envelope(Created), ...idErrors },
+      },
+    },
+    async (request, reply) => {
+      const { caller, actor: who } = actor(request);
+      const created = await db.transaction(async (tx) => {
+        const result = await m2m.create(tx, {
+          organizationId: caller.organization!.id,
+          name: request.body.name,
+          permissions: request.body.permissions ?? ['platform:read'],
+          createdByUserId: caller.user!.id,
+        });
+        await organizations.audit(
+          tx,
+          caller.organization!.id,
+          who,
+          'm2m_application.created',
+          'm2m_application',
+          result.application.id,
+          {},
+        );
+        return result;
+      });
+      return reply
+        .code(201)
+        .send(ctx.ok({ ...created, tokenEndpoint: m2m.tokenEndpoint, resource: m2m.resource }));
+    },
+  );
+
+  app.get(
+    '/api/v2/m2m-applications',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'listM2mApplications',
+        tags: ['credentials'],
+        summary: "The organization's M2M applications",
+        security,
+        response: { 200: Envelope(Type.Array(Application)), ...idErrors },
+      },
+    },
+    async (request) => ctx.ok(await m2m.list(ctx.caller(request).organization!.id)),
+  );
+
+  app.get(
+    '/api/v2/m2m-applications/:applicationId',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'getM2mApplication',
+        tags: ['credentials'],
+        summary: 'One M2M application',
+        security,
+        params: AppParams,
+        response: { 200: Envelope(Application), ...idErrors },
+      },
+    },
+    async (request) =>
+      ctx.ok(await m2m.get(ctx.caller(request).organization!.id, request.params.applicationId)),
+  );
+
+  app.patch(
+    '/api/v2/m2m-applications/:applicationId',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'updateM2mApplication',
+        tags: ['credentials'],
+        summary: 'Rename an M2M application or change its permissions',
+        security,
+        params: AppParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            permissions: Type.Optional(Type.Array(Permission, { minItems: 1, maxItems: 4 })),
+          },
+          { additionalProperties: false, minProperties: 1, examples: [{ name: 'nightly reports' }] },
+        ),
+        response: { 200: Envelope(Application), ...idErrors },
+      },
+    },
+    async (request) => {
+      const { caller, actor: who } = actor(request);
+      return ctx.ok(
+        await db.transaction(async (tx) => {
+          const updated = await m2m.update(
+            tx,
+            caller.organization!.id,
+            request.params.applicationId,
+            request.body,
+          );
+          await organizations.audit(
+            tx,
+            caller.organization!.id,
+            who,
+            'm2m_application.updated',
+            'm2m_application',
+            updated.id,
+            {},
+          );
+          return updated;
+        }),
+      );
+    },
+  );
+
+  app.delete(
+    '/api/v2/m2m-applications/:applicationId',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'deleteM2mApplication',
+        tags: ['credentials'],
+        summary: 'Delete an M2M application (its tokens are refused at once)',
+        security,
+        params: AppParams,
+        response: {
+          200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })),
+          ...idErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { caller, actor: who } = actor(request);
+      await db.transaction(async (tx) => {
+        await m2m.delete(tx, caller.organization!.id, request.params.applicationId);
+        await organizations.audit(
+          tx,
+          caller.organization!.id,
+          who,
+          'm2m_application.deleted',
+          'm2m_application',
+          request.params.applicationId,
+          {},
+        );
+      });
+      return ctx.ok({ id: request.params.applicationId, deleted: true as const });
+    },
+  );
+
+  app.post(
+    '/api/v2/m2m-applications/:applicationId/secrets',
+    {
+      onRequest: admin,
+      config: { optionalJsonBody: true },
+      schema: {
+        operationId: 'addM2mClientSecret',
+        tags: ['credentials'],
+        summary: 'Add a client secret for a rotation (at most two valid at once; shown once)',
+        security,
+        params: AppParams,
+        response: {
+          201: Envelope(
+            Type.Object({ application: Application, clientSecret: Type.String(), secretId: Type.Integer() }),
+          ),
+          ...idErrors,
+          409: ErrorEnvelope,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { caller, actor: who } = actor(request);
+      const added = await db.transaction(async (tx) => {
+        const result = await m2m.addSecret(tx, caller.organization!.id, request.params.applicationId);
+        await organizations.audit(
+          tx,
+          caller.organization!.id,
+          who,
+          'm2m_application.secret_added',
+          'm2m_application',
+          result.application.id,
+          { secretId: result.secretId },
+        );
+        return result;
+      });
+      return reply.code(201).send(ctx.ok(added));
+    },
+  );
+
+  app.delete(
+    '/api/v2/m2m-applications/:applicationId/secrets/:secretId',
+    {
+      onRequest: admin,
+      schema: {
+        operationId: 'deleteM2mClientSecret',
+        tags: ['credentials'],
+        summary: 'Delete a client secret (the end of a rotation)',
+        security,
+        params: Type.Object({
+          applicationId: Type.String({ minLength: 1, maxLength: 64 }),
+          secretId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+        }),
+        response: {
+          200: Envelope(Type.Object({ secretId: Type.Integer(), deleted: Type.Literal(true) })),
+          ...idErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { caller, actor: who } = actor(request);
+      await db.transaction(async (tx) => {
+        await m2m.deleteSecret(
+          tx,
+          caller.organization!.id,
+          request.params.applicationId,
+          request.params.secretId,
+        );
+        await organizations.audit(
+          tx,
+          caller.organization!.id,
+          who,
+          'm2m_application.secret_deleted',
+          'm2m_application',
+          request.params.applicationId,
+          { secretId: request.params.secretId },
+        );
+      });
+      return ctx.ok({ secretId: request.params.secretId, deleted: true as const });
+    },
+  );
+
+  app.post(
+    '/oauth/token',
+    {
+      config: { formBody: true, errorFormat: oauthErrorFormat },
+      schema: {
+        operationId: 'issueOAuthToken',
+        tags: ['oauth'],
+        summary: 'OAuth 2.0 token endpoint (client-credentials grant)',
+        description:
+          'RFC 6749 section 4.4. Client authentication by HTTP Basic (`client_secret_basic`) or in the body ' +
+          "(`client_secret_post`). `resource` (RFC 8707), when sent, must be the REST API's resource indicator. " +
+          'Errors in RFC 6749 section 5.2 form.',
+        security: [],
+        body: Type.Object(
+          {
+            grant_type: Type.String({ maxLength: 100 }),
+            client_id: Type.Optional(Type.String({ maxLength: 200 })),
+            client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+            scope: Type.Optional(Type.String({ maxLength: 500 })),
+            resource: Type.Optional(Type.String({ maxLength: 500 })),
+          },
+          { additionalProperties: true },
+        ),
+        response: {
+          200: Type.Object({
+            access_token: Type.String(),
+            token_type: Type.Literal('Bearer'),
+            expires_in: Type.Integer(),
+            scope: Type.String(),
+          }),
+          400: OAuthError,
+          401: OAuthError,
+        },
+      },
+    },
+    async (request, reply) => {
+      noStore(reply);
+      const body = request.body;
+      if (body.grant_type !== 'client_credentials')
+        return reply.code(400).send({
+          error: 'unsupported_grant_type',
+          error_description: 'This endpoint issues tokens for the client_credentials grant only.',
+        });
+      const basic = basicCredentials(request.headers.authorization);
+      if (basic === 'malformed' || (basic && body.client_secret !== undefined))
+        return reply.code(400).send({
+          error: 'invalid_request',
+          error_description:
+            'Authenticate the client one way: HTTP Basic or client_id and client_secret in the body.',
+        });
+      const clientId = basic?.id ?? body.client_id;
+      const clientSecret = basic?.secret ?? body.client_secret;
+      if (!clientId || !clientSecret) return invalidClient(reply);
+      const result = await m2m.issueToken({
+        clientId,
+        clientSecret,
+        scope: body.scope,
+        resource: body.resource,
+      });
+      if ('error' in result) {
+        if (result.error === 'invalid_client') return invalidClient(reply);
+        return reply.code(400).send({
+          error: result.error,
+          error_description:
+            result.error === 'invalid_scope'
+              ? "The requested scope is not among the application's permissions."
+              : `Tokens are issued for the resource ${m2m.resource} only.`,
+        });
+      }
+      return result;
+    },
+  );
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    {
+      schema: {
+        operationId: 'getAuthorizationServerMetadata',
+        tags: ['oauth'],
+        summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
+        security: [],
+        response: { 200: Type.Record(Type.String(), Type.Unknown()) },
+      },
+    },
+    async () => ({
+      issuer: publicUrl,
+      token_endpoint: `${publicUrl}/oauth/token`,
+      jwks_uri: `${publicUrl}/.well-known/jwks.json`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: [...M2M_PERMISSIONS],
+      response_types_supported: [],
+    }),
+  );
+
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      schema: {
+        operationId: 'getJwks',
+        tags: ['oauth'],
+        summary: "The keys that sign the service's tokens (RFC 7517)",
+        security: [],
+        response: { 200: Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return credentials.signingKeys.jwks();
+    },
+  );
+}
+
+/** 401 `invalid_client` with the Basic challenge (RFC 6749 section 5.2). */
+function invalidClient(reply: FastifyReply) {
+  return reply
+    .code(401)
+    .header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"')
+    .send({ error: 'invalid_client', error_description: 'Client authentication failed.' });
+}
+
+/**
+ * The client id and secret of an `Authorization: Basic` header (RFC 6749 section 2.3.1: each form-urlencoded), or
+ * undefined without one, or `malformed`.
+ */
+function basicCredentials(
+  header: string | undefined,
+): { id: string; secret: string } | 'malformed' | undefined {
+  if (header === undefined) return undefined;
+  const match = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(header);
+  if (!match) return 'malformed';
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    return {
+      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    };
+  } catch {
+    return 'malformed';
+  }
+}
+
+/** Errors of the token endpoint in OAuth's form (`invalid_request` for a malformed request). */
+function oauthErrorFormat(error: { status: number; message: string }): { body: unknown } {
+  if (error.status === 401) return { body: { error: 'invalid_client', error_description: error.message } };
+  if (error.status >= 500) return { body: { error: 'server_error', error_description: error.message } };
+  if (error.status === 429) return { body: { error: 'slow_down', error_description: error.message } };
+  return { body: { error: 'invalid_request', error_description: error.message } };
+}
