@@ -16,11 +16,13 @@ import { AUTH_FAILURES_PER_MINUTE } from '../src/platform/rate-limit.ts';
 import { implementedServices } from '../src/services/index.ts';
 import {
   errorBodySchemaOf,
+  isBasicScheme,
   type OpenApi,
   type Operation,
   openApiOf,
   operationsOf,
   type Scheme,
+  seededBasicCredentials,
   seededKeys,
   withCredential,
 } from './support/openapi.ts';
@@ -43,7 +45,7 @@ function urlOf(path: string): string {
   return path.replace(/\{[^}]+\}/g, 'zz-not-a-resource');
 }
 
-/** The same secret with its last character changed: of the right form, never issued. */
+/** The same secret with its last character changed: of the right form, never issued (for `user:password`, the password). */
 function unknownLike(key: string): string {
   return `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
 }
@@ -94,6 +96,14 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
         );
         const keys = await seededKeys(platform, service.name);
         assert.ok(keys.length > 0, 'the first start seeded a key');
+        // A basic scheme (an OAuth token endpoint's client authentication) is probed with seeded `user:password` pairs.
+        const basic = seededBasicCredentials(platform, service.name, keys).map((b) => b.value);
+        const credentialsOf = (name: string, scheme: Scheme) =>
+          name === 'operatorToken'
+            ? [platform.operatorAuth.slice(7)]
+            : isBasicScheme(scheme)
+              ? basic
+              : keys.map((k) => k.key);
         const failures: string[] = [];
         const expect = (op: Operation, what: string, status: number, wanted: 'is 401' | 'is not 401') => {
           if ((status === 401) !== (wanted === 'is 401'))
@@ -102,8 +112,11 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
 
         for (const op of operations) {
           const scheme = doc.components.securitySchemes[op.scheme]!;
-          const valid =
-            op.scheme === 'operatorToken' ? [platform.operatorAuth.slice(7)] : keys.map((k) => k.key);
+          const valid = credentialsOf(op.scheme, scheme);
+          assert.ok(
+            valid.length > 0,
+            `${op.method} ${op.path}: the first start seeded a ${op.scheme} credential`,
+          );
           const statuses = await Promise.all(
             valid.map(async (v) => (await call(app, op, scheme, v)).statusCode),
           );
@@ -139,8 +152,8 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
         }
         for (const op of operations.filter((o) => o.scheme !== 'operatorToken')) {
           const scheme = doc.components.securitySchemes[op.scheme]!;
-          for (const { key } of keys)
-            expect(op, 'a revoked credential', (await call(app, op, scheme, key)).statusCode, 'is 401');
+          for (const value of credentialsOf(op.scheme, scheme))
+            expect(op, 'a revoked credential', (await call(app, op, scheme, value)).statusCode, 'is 401');
         }
         assert.deepEqual(failures, []);
       } finally {

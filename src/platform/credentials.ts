@@ -459,6 +459,10 @@ export interface JwtCredentialSourceOptions<P> {
   clock: Clock;
   /** Allowed clock skew for `exp` / `nbf` in seconds (default 30). */
   clockToleranceSeconds?: number;
+  /** Required `typ` header, e.g. `at+jwt` for RFC 9068 access tokens (default: not checked). */
+  typ?: string;
+  /** Claims that must be present (default `exp`: a token that never expires is refused). */
+  requiredClaims?: string[];
   /**
    * The principal of a verified token's claims, or `'revoked'` (its client or grant was revoked) or `'unknown'` (the
    * claims name nobody this service knows).
@@ -468,7 +472,8 @@ export interface JwtCredentialSourceOptions<P> {
 
 /**
  * Machine-to-machine bearer tokens: JWT access tokens (RFC 9068) verified with `jose` (signature by one of `keys`
- * with an accepted algorithm, `iss`, `aud`, `exp` and `nbf` on the injected clock). An expired token is `expired`;
+ * with an accepted algorithm, `iss`, `aud`, `exp` (required) and `nbf` on the injected clock, `typ` when set). An
+ * expired token is `expired`;
  * any other verification failure (bad signature, another issuer or audience, `alg: none`, not a JWT) is `unknown`.
  */
 export class JwtCredentialSource<P> implements CredentialSource<P> {
@@ -483,6 +488,8 @@ export class JwtCredentialSource<P> implements CredentialSource<P> {
         algorithms: this.options.algorithms ?? ['RS256', 'ES256'],
         currentDate: this.options.clock.now(),
         clockTolerance: this.options.clockToleranceSeconds ?? 30,
+        requiredClaims: this.options.requiredClaims ?? ['exp'],
+        ...(this.options.typ === undefined ? {} : { typ: this.options.typ }),
       }));
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) return { status: 'expired' };

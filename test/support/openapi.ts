@@ -9,7 +9,10 @@ import type { TestPlatform } from './platform.ts';
 /** A JSON Schema as the OpenAPI document carries it. */
 export type JsonSchema = Record<string, unknown>;
 
-/** A security scheme of the document (`http` bearer, or an API key in a header or the query). */
+/**
+ * A security scheme of the document (`http` bearer or basic, an API key in a header or the query, or `oauth2`, whose
+ * tokens travel as bearer credentials).
+ */
 export type Scheme =
   | { type: 'http'; scheme: string }
   | { type: 'apiKey'; in: 'header' | 'query'; name: string };
@@ -103,9 +106,19 @@ export function errorBodySchemaOf(doc: OpenApi): JsonSchema {
   return schema;
 }
 
-/** `url` and headers carrying `value` where `scheme` says (an `undefined` value sends nothing). */
+/** True for an `http` `basic` scheme (its credential is `user:password`). */
+export function isBasicScheme(scheme: Scheme): boolean {
+  return scheme.type === 'http' && scheme.scheme.toLowerCase() === 'basic';
+}
+
+/**
+ * `url` and headers carrying `value` where `scheme` says (an `undefined` value sends nothing): `Authorization: Basic`
+ * with `value` (`user:password`) in base64 for a basic scheme, `Authorization: Bearer` for other `http` schemes.
+ */
 export function withCredential(scheme: Scheme, url: string, value: string | undefined) {
   if (value === undefined) return { url, headers: {} as Record<string, string> };
+  if (isBasicScheme(scheme))
+    return { url, headers: { authorization: `Basic ${Buffer.from(value, 'utf8').toString('base64')}` } };
   if (scheme.type === 'http') return { url, headers: { authorization: `Bearer ${value}` } };
   if (scheme.in === 'query') {
     const sep = url.includes('?') ? '&' : '?';
@@ -129,6 +142,27 @@ export async function seededKeys(
     if (typeof value !== 'string' || value.length < 40) continue;
     const record = records.find((r) => r.hint === value.slice(-4));
     if (record) out.push({ key: value, id: record.id });
+  }
+  return out;
+}
+
+/**
+ * The `user:password` credentials of basic schemes a first start seeded: each pair of seeded values `<name>Id` and
+ * `<name>Secret` (an OAuth client's `oauthClientId` and `oauthClientSecret`) whose secret is one of `keys` (so the
+ * operator key routes revoke it).
+ */
+export function seededBasicCredentials(
+  platform: TestPlatform,
+  name: string,
+  keys: readonly { key: string; id: number }[],
+): { value: string; id: number }[] {
+  const seeded = platform.credentials(name);
+  const out: { value: string; id: number }[] = [];
+  for (const [field, secret] of Object.entries(seeded)) {
+    const base = /^(.*)Secret$/.exec(field)?.[1];
+    const user = base === undefined ? undefined : seeded[`${base}Id`];
+    const key = keys.find((k) => k.key === secret);
+    if (typeof user === 'string' && key) out.push({ value: `${user}:${key.key}`, id: key.id });
   }
   return out;
 }

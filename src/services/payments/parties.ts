@@ -17,17 +17,29 @@ import {
   partyComplianceAttributes,
 } from './compliance.ts';
 import { credentials, parties, type RequirementRow } from './db/schema.ts';
+import type { Scope } from './oauth-scopes.ts';
 
 /** Prefix of API keys (full rights of their party). */
 export const API_KEY_PREFIX = 'sk_';
 /** Prefix of agent keys (act for their party with narrower rights: README "Credentials"). */
 export const AGENT_KEY_PREFIX = 'ak_';
 
-/** The caller behind a bearer credential. */
+/**
+ * The caller behind a bearer credential (spec A "Authentication": an API key, an agent key or an OAuth access token).
+ */
 export interface Principal {
   partyId: string;
-  credentialId: number;
-  kind: 'api' | 'agent';
+  /**
+   * The credential row: the API or agent key, or the OAuth client an access token of this service was issued to;
+   * null for an external issuer's token.
+   */
+  credentialId: number | null;
+  /** `api` key (every right of the party), `agent` key, or `oauth` access token (its scopes). */
+  kind: 'api' | 'agent' | 'oauth';
+  /** The scopes of an access token; null for keys (whose rights follow their kind). */
+  scopes: readonly Scope[] | null;
+  /** The per-credential rate-limit bucket: `key:<row id>` for keys and this service's clients, `ext:<...>` else. */
+  bucket: string;
 }
 
 /** A credential as listed (never the key itself). */
@@ -36,10 +48,19 @@ export type CredentialRecord = KitCredentialRecord<CredentialAttributes>;
 /** A newly issued credential with its key, shown once. */
 export type IssuedKey = CredentialRecord & { key: string };
 
-/** The payments fields of a credential in records. */
+/** The payments fields of a credential in records (`clientId` and `scopes` only for OAuth clients). */
 export interface CredentialAttributes {
   partyId: string;
-  kind: 'api' | 'agent';
+  kind: 'api' | 'agent' | 'oauth_client';
+  clientId: string | null;
+  scopes: string[] | null;
+}
+
+/**
+ * The operator record fields of a credential row.
+ */
+export function credentialAttributes(row: typeof credentials.$inferSelect): CredentialAttributes {
+  return { partyId: row.partyId, kind: row.kind, clientId: row.clientId, scopes: row.scopes };
 }
 
 /**
@@ -50,8 +71,18 @@ export function createCredentialStore(ctx: ServiceContext) {
   return ctx.credentialStore<typeof credentials, Principal, CredentialAttributes>({
     table: credentials,
     prefixes: [API_KEY_PREFIX, AGENT_KEY_PREFIX],
-    principal: (row) => ({ partyId: row.partyId, credentialId: row.id, kind: row.kind }),
-    attributes: (row) => ({ partyId: row.partyId, kind: row.kind }),
+    principal: (row) => {
+      // Only `sk_` and `ak_` secrets reach this store (OAuth client secrets have their own prefix and store).
+      if (row.kind === 'oauth_client') throw new Error(`credential ${row.id} is not a bearer key`);
+      return {
+        partyId: row.partyId,
+        credentialId: row.id,
+        kind: row.kind,
+        scopes: null,
+        bucket: `key:${row.id}`,
+      };
+    },
+    attributes: credentialAttributes,
   });
 }
 

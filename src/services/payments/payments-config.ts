@@ -1,4 +1,4 @@
-import { integerVar } from '../../platform/config.ts';
+import { integerVar, parseHttpUrl } from '../../platform/config.ts';
 import { ConfigError } from '../../platform/errors.ts';
 import { percentToPpm } from './money.ts';
 
@@ -10,7 +10,8 @@ import { percentToPpm } from './money.ts';
  * - `PAYMENTS_MAX_ATTEMPTS`: failed card payments after which an intent is `declined` (default 3);
  * - `PAYMENTS_SIM_SETTLE_DELAY_SECONDS`: delay before the settle job of a pending simulated card (default 5);
  * - `PAYMENTS_KEY_RATE_LIMIT`: requests per minute per credential on merchant routes (default 6000);
- * - `PAYMENTS_PAYER_RATE_LIMIT`: payment attempts per minute per client address on the payer route (default 30).
+ * - `PAYMENTS_PAYER_RATE_LIMIT`: payment attempts per minute per client address on the payer route (default 30);
+ * - the OAuth settings ({@link OAuthConfig}).
  */
 export interface PaymentsConfig {
   /** Tax code -> rate in parts per million. */
@@ -21,6 +22,64 @@ export interface PaymentsConfig {
   settleDelaySeconds: number;
   keyRateLimit: number;
   payerRateLimit: number;
+  oauth: OAuthConfig;
+}
+
+/**
+ * OAuth settings (README "OAuth access tokens"):
+ * - `PAYMENTS_OAUTH_ACCESS_TOKEN_TTL_SECONDS`: lifetime of the access tokens the service issues (default 900);
+ * - `PAYMENTS_OAUTH_TOKEN_RATE_LIMIT`: token requests per minute per client address (default 60);
+ * - an external issuer, all or none of: `PAYMENTS_OAUTH_ISSUER` (its `iss`), `PAYMENTS_OAUTH_JWKS_URL` (its keys,
+ *   fetched through the SSRF-guarded client); optional `PAYMENTS_OAUTH_AUDIENCE` (the `aud` it gives tokens for this
+ *   service; default the payments public URL) and `PAYMENTS_OAUTH_PARTY_CLAIM` (the claim naming the merchant party;
+ *   default `party_id`).
+ */
+export interface OAuthConfig {
+  accessTokenTtlSeconds: number;
+  tokenRateLimit: number;
+  external: ExternalIssuerConfig | null;
+}
+
+/** A trusted external OAuth issuer whose JWT access tokens the service accepts besides its own. */
+export interface ExternalIssuerConfig {
+  issuer: string;
+  jwksUrl: URL;
+  /** Required `aud`; undefined: the payments public URL. */
+  audience: string | undefined;
+  /** The claim whose value is the merchant party id (`pty_...`). */
+  partyClaim: string;
+}
+
+/** Reads the OAuth settings. @throws ConfigError naming the variable. */
+function readOAuthConfig(env: Readonly<Record<string, string | undefined>>): OAuthConfig {
+  const issuer = env.PAYMENTS_OAUTH_ISSUER?.trim();
+  const jwksUrl = env.PAYMENTS_OAUTH_JWKS_URL?.trim();
+  const audience = env.PAYMENTS_OAUTH_AUDIENCE?.trim();
+  const partyClaim = env.PAYMENTS_OAUTH_PARTY_CLAIM?.trim();
+  let external: ExternalIssuerConfig | null = null;
+  if (issuer || jwksUrl) {
+    if (!issuer || !jwksUrl)
+      throw new ConfigError('PAYMENTS_OAUTH_ISSUER and PAYMENTS_OAUTH_JWKS_URL must be set together');
+    if (partyClaim !== undefined && !/^[\x21-\x7e]{1,200}$/.test(partyClaim))
+      throw new ConfigError(`PAYMENTS_OAUTH_PARTY_CLAIM must be a claim name (got "${partyClaim}")`);
+    // The issuer is compared with `iss` exactly as written (RFC 8414 section 2: no normalisation).
+    parseHttpUrl('PAYMENTS_OAUTH_ISSUER', issuer);
+    external = {
+      issuer,
+      jwksUrl: parseHttpUrl('PAYMENTS_OAUTH_JWKS_URL', jwksUrl),
+      audience: audience || undefined,
+      partyClaim: partyClaim || 'party_id',
+    };
+  } else if (audience || partyClaim) {
+    throw new ConfigError(
+      'PAYMENTS_OAUTH_AUDIENCE and PAYMENTS_OAUTH_PARTY_CLAIM need PAYMENTS_OAUTH_ISSUER and PAYMENTS_OAUTH_JWKS_URL',
+    );
+  }
+  return {
+    accessTokenTtlSeconds: integerVar(env, 'PAYMENTS_OAUTH_ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
+    tokenRateLimit: integerVar(env, 'PAYMENTS_OAUTH_TOKEN_RATE_LIMIT', 60, 1, 100_000_000),
+    external,
+  };
 }
 
 /**
@@ -65,5 +124,6 @@ export function readPaymentsConfig(env: Readonly<Record<string, string | undefin
     settleDelaySeconds: integerVar(env, 'PAYMENTS_SIM_SETTLE_DELAY_SECONDS', 5, 0, 3600),
     keyRateLimit: integerVar(env, 'PAYMENTS_KEY_RATE_LIMIT', 6000, 1, 100_000_000),
     payerRateLimit: integerVar(env, 'PAYMENTS_PAYER_RATE_LIMIT', 30, 1, 100_000_000),
+    oauth: readOAuthConfig(env),
   };
 }

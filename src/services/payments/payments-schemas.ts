@@ -305,7 +305,9 @@ export const SetLimitsBody = Type.Object(
 export const CredentialRecord = Type.Object({
   id: Type.Integer(),
   partyId: Type.String(),
-  kind: StringEnum(['api', 'agent'] as const),
+  kind: StringEnum(['api', 'agent', 'oauth_client'] as const),
+  clientId: Nullable(Type.String({ description: 'OAuth clients only' })),
+  scopes: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'OAuth clients only' }),
   hint: Type.String(),
   label: Nullable(Type.String()),
   createdAt: Timestamp,

@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgSchema, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { credentialColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the card-payments and compliance service (spec 001 section A), Postgres schema `payments`. */
@@ -55,8 +65,10 @@ export const parties = paymentsSchema.table(
 );
 
 /**
- * Bearer credentials of a party: `api` keys (full rights of the party) and `agent` keys (act for the party with
- * narrower rights). Only the SHA-256 of the key is stored; `hint` is its last four characters.
+ * Credentials of a party: `api` keys (full rights of the party), `agent` keys (act for the party with narrower
+ * rights) and `oauth_client`s (an OAuth 2.0 client registered by the party: `clientId` is its public identifier, the
+ * stored secret its client secret, `scopes` what its access tokens may be granted; README "OAuth access tokens").
+ * Only the SHA-256 of a key or client secret is stored; `hint` is its last four characters.
  */
 export const credentials = paymentsSchema.table(
   'credentials',
@@ -65,10 +77,36 @@ export const credentials = paymentsSchema.table(
     partyId: text('party_id')
       .notNull()
       .references(() => parties.id),
-    kind: text('kind', { enum: ['api', 'agent'] }).notNull(),
+    kind: text('kind', { enum: ['api', 'agent', 'oauth_client'] }).notNull(),
+    clientId: text('client_id'),
+    scopes: text('scopes').array(),
   },
-  (t) => [index('credentials_party_idx').on(t.partyId)],
+  (t) => [
+    index('credentials_party_idx').on(t.partyId),
+    uniqueIndex('credentials_client_id_idx').on(t.clientId),
+    check(
+      'credentials_oauth_client_fields',
+      sql`(${t.kind} = 'oauth_client') = (${t.clientId} is not null and ${t.scopes} is not null)`,
+    ),
+  ],
 );
+
+/**
+ * The keys that sign the service's own OAuth access tokens (ES256, `kid` in every token's header). One key is active
+ * (`retiredAt` null) and signs; a rotation retires it and starts a new one. A retired key's private half is erased
+ * and its public half is published in the JWKS until every token it signed has expired: `retiredAt` plus
+ * `maxTokenTtlSeconds` (the longest lifetime any instance gave a token it signed) plus the verification leeway.
+ * The private JWK is sealed with the platform SecretBox (AES-256-GCM, bound to the `kid`).
+ */
+export const oauthSigningKeys = paymentsSchema.table('oauth_signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull(),
+  publicJwk: jsonb('public_jwk').$type<Record<string, unknown>>().notNull(),
+  privateJwkSealed: text('private_jwk_sealed'),
+  maxTokenTtlSeconds: integer('max_token_ttl_seconds').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  retiredAt: timestamp('retired_at', { withTimezone: true }),
+});
 
 /**
  * Payment intents (`pmi_`). Line items are stored with their intent (always read and replaced as a whole).

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken, defineAuthentication } from '../../../platform/auth.ts';
+import type { CredentialSource } from '../../../platform/credentials.ts';
 import type { Tx } from '../../../platform/database.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
@@ -12,13 +13,22 @@ import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import type { CardFingerprinter } from '../card-fingerprint.ts';
 import type { CheckedCard } from '../card-network.ts';
 import type { IdempotentRunner, OperationAnswer } from '../idempotent-runner.ts';
-import type { CredentialStore, PartyService, Principal } from '../parties.ts';
+import { SCOPES, type Scope } from '../oauth-scopes.ts';
+import type { PartyService, Principal } from '../parties.ts';
 import type { PaymentResources } from '../payment-resources.ts';
 import { ErrorBody, PartyResource } from '../payments-schemas.ts';
 import type { PaymentService } from '../payments-service.ts';
 
-/** The security requirement of the merchant routes. */
+/** The security requirement of the routes only an API key may call (no access token has a scope for them). */
 export const bearer = [{ bearerAuth: [] }];
+
+/**
+ * The security requirement of a merchant route an agent key may call: any bearer key, or an OAuth access token with
+ * `scope` (the OpenAPI `oauth2` scheme lists it, and the route's hook checks the same scope).
+ */
+export function bearerOrScope(scope: Scope): { [scheme: string]: string[] }[] {
+  return [{ bearerAuth: [] }, { oauth2: [scope] }];
+}
 /** Error answers of the public routes. */
 export const errors = {
   400: ErrorBody,
@@ -58,23 +68,45 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** The realm of the payments bearer challenges (RFC 6750 section 3). */
+const REALM = 'payments';
+
 /**
- * The merchant behind `Authorization: Bearer <API key | agent key>` (scheme case-insensitive).
- * @throws ApiError 401 `unauthenticated` when the header is missing or not a bearer credential, or the key is
- *   unknown or revoked.
+ * A `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3) with its parameters, quoted; values keep only the
+ * characters RFC 6750 allows there (printable ASCII without `"` and `\`; a header carries no other text safely).
  */
-function paymentsAuthentication(keys: CredentialStore) {
+function bearerChallenge(params: Record<string, string> = {}): Record<string, string> {
+  const extra = Object.entries(params).map(
+    ([name, value]) => `, ${name}="${value.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`,
+  );
+  return { 'www-authenticate': `Bearer realm="${REALM}"${extra.join('')}` };
+}
+
+/**
+ * The merchant behind `Authorization: Bearer <API key | agent key | OAuth access token>` (scheme case-insensitive).
+ * @throws ApiError 401 `unauthenticated` with `WWW-Authenticate: Bearer` (RFC 6750 section 3.1: no error code when no
+ *   credential was sent, `invalid_token` when it is unknown, revoked or expired).
+ */
+function paymentsAuthentication(credentials: CredentialSource<Principal>) {
   return defineAuthentication<Principal>(async (request) => {
     const presented = bearerToken(request.headers.authorization);
     if (presented === undefined) {
-      throw new ApiError(401, 'unauthenticated', 'Send Authorization: Bearer <API key or agent key>.', {
-        details: { header: 'authorization' },
-      });
+      throw new ApiError(
+        401,
+        'unauthenticated',
+        'Send Authorization: Bearer <API key, agent key or OAuth access token>.',
+        { details: { header: 'authorization' }, headers: bearerChallenge() },
+      );
     }
-    const found = await keys.resolve(presented);
+    const found = await credentials.resolve(presented);
     if (found.status !== 'active') {
-      throw new ApiError(401, 'unauthenticated', 'The credential is unknown or revoked.', {
+      const detail =
+        found.status === 'expired'
+          ? 'The access token has expired.'
+          : 'The credential is unknown or revoked.';
+      throw new ApiError(401, 'unauthenticated', detail, {
         details: { header: 'authorization' },
+        headers: bearerChallenge({ error: 'invalid_token', error_description: detail }),
       });
     }
     return found.principal;
@@ -89,8 +121,8 @@ export interface PaymentsRouteDeps {
   /** Renders intents, card payments and voice sessions as JSON:API resources. */
   resources: PaymentResources;
   parties: PartyService;
-  /** The parties' bearer credentials. */
-  keys: CredentialStore;
+  /** The parties' bearer credentials: API keys, agent keys and OAuth access tokens. */
+  credentials: CredentialSource<Principal>;
   runner: IdempotentRunner;
   /** Keyed HMAC of card number and CVC for the idempotency fingerprints of the card routes. */
   cardFingerprints: CardFingerprinter;
@@ -104,7 +136,8 @@ export function PartyDocumentSchema() {
 
 /**
  * The shared context of the route plugins: the services; `merchant`, the `onRequest` hooks of a merchant route
- * (authentication, then the credential's rate limit); `payerLimit`, the payer route's per-address limit;
+ * (authentication, then the credential's rate limit) and `merchantWith(scope)`, those of a route an access token with
+ * `scope` may call; `payerLimit`, the payer route's per-address limit;
  * `principalOf` and `apiKeyOnly` (403 for an agent key); `post`, which runs a POST under its Idempotency-Key (if any)
  * and sends the answer; `cardFingerprintBody`, what identifies a card-route request's card for Idempotency-Key.
  */
@@ -125,7 +158,7 @@ export function paymentsRouteContext(app: ServiceApp, deps: PaymentsRouteDeps) {
     },
   });
 
-  const auth = paymentsAuthentication(deps.keys);
+  const auth = paymentsAuthentication(deps.credentials);
   const rateLimited = (retryAfterSeconds: number, max: number) =>
     new ApiError(
       429,
@@ -135,7 +168,7 @@ export function paymentsRouteContext(app: ServiceApp, deps: PaymentsRouteDeps) {
     );
   const keyLimit = perMinuteLimit(app, {
     max: () => deps.limits.keyRateLimit,
-    bucket: (request) => `key:${auth.optionalPrincipal(request)?.credentialId ?? 'none'}`,
+    bucket: (request) => auth.optionalPrincipal(request)?.bucket ?? 'key:none',
     exceeded: rateLimited,
   });
   const payerLimit = perMinuteLimit(app, {
@@ -143,15 +176,50 @@ export function paymentsRouteContext(app: ServiceApp, deps: PaymentsRouteDeps) {
     bucket: (request) => `payer:${request.ip}`,
     exceeded: rateLimited,
   });
-  const merchant = [auth.onRequest, keyLimit];
   const principalOf = (request: FastifyRequest): Principal => auth.principal(request);
+  /** The caller when it is an API key. @throws ApiError 403 `forbidden` for agent keys and access tokens. */
   const apiKeyOnly = (request: FastifyRequest): Principal => {
     const p = principalOf(request);
+    if (p.kind === 'oauth') {
+      const detail = 'Access tokens cannot do this (no scope grants it); use an API key of the party.';
+      throw new ApiError(403, 'forbidden', detail, {
+        headers: bearerChallenge({ error: 'insufficient_scope', error_description: detail }),
+      });
+    }
     if (p.kind !== 'api') {
       throw new ApiError(403, 'forbidden', 'Agent keys cannot do this; use an API key of the party.');
     }
     return p;
   };
+  /**
+   * The hooks of a route only an API key may call: authentication, the credential's rate limit, then the API-key
+   * rule (403 before the body is validated).
+   */
+  const merchant = [
+    auth.onRequest,
+    keyLimit,
+    async (request: FastifyRequest) => {
+      apiKeyOnly(request);
+    },
+  ];
+  /**
+   * The hooks of a route an agent key may call: authentication, the credential's rate limit, then for an access token
+   * `scope` (403 `forbidden` with `WWW-Authenticate: Bearer error="insufficient_scope"` without it, RFC 6750 section
+   * 3.1). Keys have every scope an agent key has.
+   */
+  const merchantWith = (scope: Scope) => [
+    auth.onRequest,
+    keyLimit,
+    async (request: FastifyRequest) => {
+      const p = auth.principal(request);
+      if (p.scopes !== null && !p.scopes.includes(scope)) {
+        const detail = `This access token lacks the scope ${scope} (${SCOPES[scope]}).`;
+        throw new ApiError(403, 'forbidden', detail, {
+          headers: bearerChallenge({ error: 'insufficient_scope', error_description: detail, scope }),
+        });
+      }
+    },
+  ];
 
   /** Runs a POST under its Idempotency-Key (if any) and sends the answer. */
   const post = async (
@@ -176,7 +244,7 @@ export function paymentsRouteContext(app: ServiceApp, deps: PaymentsRouteDeps) {
     return reply.code(answer.status).send(answer.body);
   };
 
-  return { ...deps, merchant, payerLimit, principalOf, apiKeyOnly, post, cardFingerprintBody };
+  return { ...deps, merchant, merchantWith, payerLimit, principalOf, apiKeyOnly, post, cardFingerprintBody };
 }
 
 /** The shared context of the payments route plugins ({@link paymentsRouteContext}). */

@@ -92,7 +92,12 @@ export async function registerOpsRoutes(
   registerCredentialRoutes(app, {
     store: deps.keys,
     db: deps.db,
-    attributes: { partyId: Type.String(), kind: StringEnum(['api', 'agent'] as const) },
+    attributes: {
+      partyId: Type.String(),
+      kind: StringEnum(['api', 'agent', 'oauth_client'] as const),
+      clientId: Type.Union([Type.String(), Type.Null()], { description: 'OAuth clients only' }),
+      scopes: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'OAuth clients only' }),
+    },
     issueFields: {
       partyId: Type.String({ minLength: 1, maxLength: 100 }),
       kind: StringEnum(['api', 'agent'] as const),

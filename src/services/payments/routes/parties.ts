@@ -11,20 +11,27 @@ import {
   PartyParams,
   SetLimitsBody,
 } from '../payments-schemas.ts';
-import { bearer, errors, PartyDocumentSchema, type PaymentsRouteContext, pagedDocument } from './context.ts';
+import {
+  bearer,
+  bearerOrScope,
+  errors,
+  PartyDocumentSchema,
+  type PaymentsRouteContext,
+  pagedDocument,
+} from './context.ts';
 
 /** Registers the party, compliance and limit routes. */
 export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) {
-  const { parties, merchant, principalOf, apiKeyOnly, post } = ctx;
+  const { parties, merchant, merchantWith, principalOf, apiKeyOnly, post } = ctx;
   app.get(
     '/v1/parties/me',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('parties:read'),
       schema: {
         operationId: 'getMyParty',
         tags: ['parties'],
         summary: 'The party of the credential',
-        security: bearer,
+        security: bearerOrScope('parties:read'),
         response: { 200: PartyDocumentSchema(), ...errors },
       },
     },
@@ -63,12 +70,12 @@ export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) 
   app.get(
     '/v1/parties',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('parties:read'),
       schema: {
         operationId: 'listCustomerParties',
         tags: ['parties'],
         summary: 'List the caller’s customer parties, newest first (paged)',
-        security: bearer,
+        security: bearerOrScope('parties:read'),
         querystring: PageQuery,
         response: { 200: PartyListDocument, ...errors },
       },
@@ -88,12 +95,12 @@ export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) 
   app.get(
     '/v1/parties/:partyId',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('parties:read'),
       schema: {
         operationId: 'getParty',
         tags: ['parties'],
         summary: 'A party: the caller itself (or `me`) or one of its customer parties',
-        security: bearer,
+        security: bearerOrScope('parties:read'),
         params: PartyParams,
         response: { 200: PartyDocumentSchema(), ...errors },
       },
@@ -106,13 +113,13 @@ export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) 
   app.get(
     '/v1/parties/:partyId/compliance',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('compliance:read'),
       schema: {
         operationId: 'getPartyCompliance',
         tags: ['compliance'],
         summary: 'Compliance status of a party (partyComplianceStatus)',
         description: 'displayState, canProceed, title and message follow from caseStatus (README table).',
-        security: bearer,
+        security: bearerOrScope('compliance:read'),
         params: PartyParams,
         response: { 200: ComplianceDocument, ...errors },
       },
@@ -125,12 +132,12 @@ export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) 
   app.get(
     '/v1/parties/:partyId/compliance/session',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('compliance:read'),
       schema: {
         operationId: 'getComplianceSession',
         tags: ['compliance'],
         summary: 'The compliance session (case) of a party: program, status, open requirements',
-        security: bearer,
+        security: bearerOrScope('compliance:read'),
         params: PartyParams,
         response: { 200: ComplianceSessionDocument, ...errors },
       },
@@ -143,12 +150,12 @@ export function registerPartyRoutes(app: ServiceApp, ctx: PaymentsRouteContext) 
   app.get(
     '/v1/parties/me/limits',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('limits:read'),
       schema: {
         operationId: 'getTransactionLimits',
         tags: ['limits'],
         summary: 'Per-transaction limit of the caller (cents, or null for none)',
-        security: bearer,
+        security: bearerOrScope('limits:read'),
         response: { 200: LimitsDocument, ...errors },
       },
     },

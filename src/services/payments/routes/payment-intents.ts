@@ -13,15 +13,15 @@ import {
   PayBody,
   ReplaceLineItemsBody,
 } from '../payments-schemas.ts';
-import { bearer, errors, type PaymentsRouteContext, pagedDocument } from './context.ts';
+import { bearerOrScope, errors, type PaymentsRouteContext, pagedDocument } from './context.ts';
 
 /** Registers the payment-intent and card-payment routes. */
 export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteContext) {
-  const { payments, merchant, payerLimit, principalOf, post, cardFingerprintBody, resources } = ctx;
+  const { payments, merchantWith, payerLimit, principalOf, post, cardFingerprintBody, resources } = ctx;
   app.post(
     '/v1/payment-intents',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('payment_intents:write'),
       schema: {
         operationId: 'createPaymentIntent',
         tags: ['payment-intents'],
@@ -30,7 +30,7 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
           'Amounts in integer US cents. Tax per line from the tax-code table, rounded half up (README). ' +
           'Refused with 403 compliance_required when the merchant or the customer cannot proceed, 400 ' +
           'limit_exceeded above the per-transaction limit (nothing is created).',
-        security: bearer,
+        security: bearerOrScope('payment_intents:write'),
         headers: IdempotencyHeaders,
         body: CreateIntentBody,
         response: { 201: IntentDocument, ...errors },
@@ -55,12 +55,12 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
   app.get(
     '/v1/payment-intents',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('payment_intents:read'),
       schema: {
         operationId: 'listPaymentIntents',
         tags: ['payment-intents'],
         summary: 'List the caller’s payment intents, newest first (paged)',
-        security: bearer,
+        security: bearerOrScope('payment_intents:read'),
         querystring: ListQuery,
         response: { 200: IntentListDocument, ...errors },
       },
@@ -86,12 +86,12 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
   app.get(
     '/v1/payment-intents/:intentId',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('payment_intents:read'),
       schema: {
         operationId: 'getPaymentIntent',
         tags: ['payment-intents'],
         summary: 'Read a payment intent (an intent past expiresAt is expired on read)',
-        security: bearer,
+        security: bearerOrScope('payment_intents:read'),
         params: IntentParams,
         response: { 200: IntentDocument, ...errors },
       },
@@ -104,13 +104,13 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
   app.put(
     '/v1/payment-intents/:intentId/line-items',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('payment_intents:write'),
       schema: {
         operationId: 'replacePaymentIntentLineItems',
         tags: ['payment-intents'],
         summary: 'Replace the line items of an open intent',
         description: 'New pli_ ids, positions 0..n-1 in the order sent; amount and taxAmount recomputed.',
-        security: bearer,
+        security: bearerOrScope('payment_intents:write'),
         params: IntentParams,
         body: ReplaceLineItemsBody,
         response: { 200: IntentDocument, ...errors },
@@ -129,12 +129,12 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
   app.post(
     '/v1/payment-intents/:intentId/cancel',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('payment_intents:write'),
       schema: {
         operationId: 'cancelPaymentIntent',
         tags: ['payment-intents'],
         summary: 'Cancel an open intent',
-        security: bearer,
+        security: bearerOrScope('payment_intents:write'),
         headers: IdempotencyHeaders,
         params: IntentParams,
         response: { 200: IntentDocument, ...errors },
@@ -199,12 +199,12 @@ export function registerPaymentIntentRoutes(app: ServiceApp, ctx: PaymentsRouteC
   app.get(
     '/v1/card-payments/:id',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('card_payments:read'),
       schema: {
         operationId: 'getCardPayment',
         tags: ['card-payments'],
         summary: 'Read a card payment',
-        security: bearer,
+        security: bearerOrScope('card_payments:read'),
         params: IdParams,
         response: { 200: CardPaymentDocument, ...errors },
       },

@@ -9,22 +9,22 @@ import {
   KeyedCardBody,
   VoiceSessionDocument,
 } from '../payments-schemas.ts';
-import { bearer, errors, type PaymentsRouteContext } from './context.ts';
+import { bearerOrScope, errors, type PaymentsRouteContext } from './context.ts';
 
 /** Registers the voice-session routes. */
 export function registerVoiceSessionRoutes(app: ServiceApp, ctx: PaymentsRouteContext) {
-  const { payments, merchant, principalOf, post, cardFingerprintBody, resources } = ctx;
+  const { payments, merchantWith, principalOf, post, cardFingerprintBody, resources } = ctx;
   app.post(
     '/v1/payment-intents/:intentId/voice-sessions',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('voice_sessions:write'),
       schema: {
         operationId: 'createVoiceSession',
         tags: ['voice'],
         summary: 'Start a voice session on an open intent',
         description:
           'An earlier active session of the intent ends (superseded); the intent’s voiceSession is this one.',
-        security: bearer,
+        security: bearerOrScope('voice_sessions:write'),
         headers: IdempotencyHeaders,
         params: IntentParams,
         response: { 201: VoiceSessionDocument, ...errors },
@@ -47,12 +47,12 @@ export function registerVoiceSessionRoutes(app: ServiceApp, ctx: PaymentsRouteCo
   app.get(
     '/v1/voice-sessions/:id',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('voice_sessions:read'),
       schema: {
         operationId: 'getVoiceSession',
         tags: ['voice'],
         summary: 'Read a voice session',
-        security: bearer,
+        security: bearerOrScope('voice_sessions:read'),
         params: IdParams,
         response: { 200: VoiceSessionDocument, ...errors },
       },
@@ -65,12 +65,12 @@ export function registerVoiceSessionRoutes(app: ServiceApp, ctx: PaymentsRouteCo
   app.post(
     '/v1/voice-sessions/:id/simulation/keyed-card',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('voice_sessions:write'),
       schema: {
         operationId: 'simulateVoiceKeyedCard',
         tags: ['voice'],
         summary: 'Simulation: the payer keys a card during the call (card payment with channel voice)',
-        security: bearer,
+        security: bearerOrScope('voice_sessions:write'),
         headers: IdempotencyHeaders,
         params: IdParams,
         body: KeyedCardBody,
@@ -103,12 +103,12 @@ export function registerVoiceSessionRoutes(app: ServiceApp, ctx: PaymentsRouteCo
   app.post(
     '/v1/voice-sessions/:id/simulation/hang-up',
     {
-      onRequest: merchant,
+      onRequest: merchantWith('voice_sessions:write'),
       schema: {
         operationId: 'simulateVoiceHangUp',
         tags: ['voice'],
         summary: 'Simulation: the payer hangs up (an active session ends)',
-        security: bearer,
+        security: bearerOrScope('voice_sessions:write'),
         headers: IdempotencyHeaders,
         params: IdParams,
         response: { 200: VoiceSessionDocument, ...errors },
