@@ -78,6 +78,11 @@ export interface TestPlatform {
   operatorAuth: string;
   /** Runs every due job once. */
   runDueJobs(): Promise<void>;
+  /**
+   * Boots another instance of the same services on the same database, secrets key, operator token and clock (as a
+   * second `npm start -- --role api` would): for rules that must hold across instances. Stopped by `close()` too.
+   */
+  anotherInstance(): Promise<{ app(name: string): ServiceApp }>;
   close(): Promise<void>;
 }
 
@@ -124,21 +129,25 @@ export async function startTestPlatform(options: {
       },
     }),
   );
-  let booted: BootedPlatform;
-  try {
-    booted = await bootServices({
+  const secretsKey = randomBytes(32);
+  const boot = (runWorker: boolean) =>
+    bootServices({
       config,
       services: options.services,
       databaseUrl: database.url,
       operatorToken: TEST_OPERATOR_TOKEN,
-      secretsKey: randomBytes(32),
+      secretsKey,
       logger,
       clock: options.clock,
       serveHttp: true,
       listen: false,
-      runWorker: options.runWorker ?? false,
+      runWorker,
       outbound: options.outbound,
     });
+  const others: BootedPlatform[] = [];
+  let booted: BootedPlatform;
+  try {
+    booted = await boot(options.runWorker ?? false);
   } catch (err) {
     await database.drop().catch(() => undefined);
     throw err;
@@ -164,7 +173,20 @@ export async function startTestPlatform(options: {
     credentials: (name) => booted.services.get(name)?.credentials ?? {},
     operatorAuth: `Bearer ${TEST_OPERATOR_TOKEN}`,
     runDueJobs: () => booted.runDueJobs(),
+    async anotherInstance() {
+      const other = await boot(false);
+      others.push(other);
+      await other.warmedUp;
+      return {
+        app: (name) => {
+          const app = other.services.get(name)?.app;
+          if (!app) throw new Error(`service ${name} is not running`);
+          return app;
+        },
+      };
+    },
     async close() {
+      for (const other of others) await other.stop();
       await booted.stop();
       await database.drop().catch(() => undefined);
       await fs.rm(dataDir, { recursive: true, force: true });

@@ -74,7 +74,7 @@ export const mediaBuyingService: ServiceDefinition = {
   },
   setup(ctx) {
     const config = readMediaBuyingConfig(ctx.config.env, ctx.publicUrl);
-    const credentials = createMediaBuyingCredentials(ctx, `${ctx.publicUrl}/api/v2`);
+    const credentials = createMediaBuyingCredentials(ctx);
     const organizations = new Organizations(ctx.db, ctx.clock);
     const accounts = new Accounts(ctx.db, ctx.clock, credentials.stores, config.sessionHours * 3600);
     const mailer = new Mailer(ctx.db, ctx.clock, ctx.secrets, {

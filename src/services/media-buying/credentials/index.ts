@@ -29,14 +29,11 @@ function looksLikeJwt(secret: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(secret);
 }
 
-/**
- * Builds the credential stores, the signing keys, M2M applications and the key service.
- * @param resource the REST API's resource indicator (RFC 8707), the audience of M2M tokens.
- */
-export function createMediaBuyingCredentials(ctx: ServiceContext, resource: string): MediaBuyingCredentials {
+/** Builds the credential stores, the signing keys, M2M applications and the key service. */
+export function createMediaBuyingCredentials(ctx: ServiceContext): MediaBuyingCredentials {
   const stores = createCredentialStores(ctx);
   const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, M2M_TOKEN_SECONDS);
-  const m2m = new M2mApplications(ctx.db, ctx.clock, stores, signingKeys, ctx.publicUrl, resource);
+  const m2m = new M2mApplications(ctx.db, ctx.clock, stores, signingKeys, () => ctx.publicUrl);
   const byPrefix = (prefixes: readonly string[], source: CredentialSource<unknown>) => ({
     accepts: (secret: string) => prefixes.some((p) => secret.startsWith(p)),
     source: source as CredentialSource<Holder>,

@@ -45,30 +45,50 @@ export type TokenRequestError = 'invalid_client' | 'invalid_scope' | 'invalid_ta
 export class M2mApplications {
   /** Verifies the service's M2M JWTs (issuer: the public URL; audience: the REST resource). */
   readonly tokens: CredentialSource<Holder>;
+  private verifier: { issuer: string; source: JwtCredentialSource<Holder> } | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly stores: CredentialStores,
     private readonly keys: SigningKeys,
-    /** The service's public URL: the tokens' issuer. */
-    private readonly issuer: string,
-    /** The REST API's resource indicator (RFC 8707): the tokens' audience. */
-    readonly resource: string,
+    /** The service's public URL (read at use: a test platform learns its port after setup). */
+    private readonly publicUrl: () => string,
   ) {
-    this.tokens = new JwtCredentialSource<Holder>({
-      keys: keys.verificationKey as JWTVerifyGetKey,
-      issuer,
-      audience: resource,
-      algorithms: [SIGNING_ALGORITHM],
-      clock,
-      principal: (claims) => this.holderOf(claims),
-    });
+    this.tokens = { resolve: (secret) => this.verifierFor(this.issuer).resolve(secret) };
+  }
+
+  /** The tokens' issuer: the service's public URL. */
+  get issuer(): string {
+    return this.publicUrl();
+  }
+
+  /** The REST API's resource indicator (RFC 8707): the tokens' audience. */
+  get resource(): string {
+    return `${this.publicUrl()}/api/v2`;
   }
 
   /** The token endpoint (RFC 6749 section 3.2). */
   get tokenEndpoint(): string {
     return `${this.issuer}/oauth/token`;
+  }
+
+  private verifierFor(issuer: string): JwtCredentialSource<Holder> {
+    if (this.verifier?.issuer !== issuer) {
+      this.verifier = {
+        issuer,
+        source: new JwtCredentialSource<Holder>({
+          keys: this.keys.verificationKey as JWTVerifyGetKey,
+          issuer,
+          audience: `${issuer}/api/v2`,
+          algorithms: [SIGNING_ALGORITHM],
+          typ: 'at+jwt',
+          clock: this.clock,
+          principal: (claims) => this.holderOf(claims),
+        }),
+      };
+    }
+    return this.verifier.source;
   }
 
   /**
@@ -222,6 +242,8 @@ export class M2mApplications {
     const scope = requested.join(' ');
     const accessToken = await this.keys.sign(
       {
+        iss: this.issuer,
+        aud: this.resource,
         sub: app.m2m_applications.publicId,
         client_id: app.m2m_applications.clientId,
         org: app.organizations.publicId,

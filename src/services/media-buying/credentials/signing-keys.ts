@@ -5,7 +5,15 @@
  * token they cannot check. Tokens are verified against the same set, so any instance verifies what any other signed.
  */
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from 'jose';
+import {
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  type JWTPayload,
+  errors as joseErrors,
+  SignJWT,
+} from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../../platform/clock.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
@@ -68,11 +76,11 @@ export class SigningKeys {
 
   /**
    * The verification key of a token header (jose's key getter): a published key with that `kid`.
-   * @throws Error when the kid is unknown or no longer published (jose then refuses the token).
+   * @throws jose's JWKSNoMatchingKey when the kid is missing, unknown or no longer published (the token is refused).
    */
   readonly verificationKey = async (header: { kid?: string }): Promise<KeyLike> => {
     const kid = header.kid;
-    if (typeof kid !== 'string') throw new Error('token has no kid');
+    if (typeof kid !== 'string') throw new joseErrors.JWKSNoMatchingKey();
     // A cached key is safe to use until it is unpublished: a key is retired before it is unpublished, and every
     // token it signed expires before that.
     const cached = this.publicKeys.get(kid);
@@ -88,7 +96,7 @@ export class SigningKeys {
         ),
       )
       .limit(1);
-    if (!row) throw new Error('unknown signing key');
+    if (!row) throw new joseErrors.JWKSNoMatchingKey();
     const key = await importJWK(row.publicJwk as JWK, row.alg);
     this.publicKeys.set(kid, { key, removeAfterMs: row.removeAfter?.getTime() ?? null });
     return key;

@@ -90,9 +90,12 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
       : undefined;
 
   /**
-   * Rule 4 of "Authentication": a state-changing request a browser sends (it carries `Origin`) is accepted only from
-   * the exact configured UI origin. With a session cookie, the `Origin` header is required.
-   * @throws ApiError 403 `FORBIDDEN`.
+   * Rule 4 of "Authentication": a state-changing browser request is accepted only from the exact configured UI
+   * origin. It applies to requests a browser's ambient credentials authorize: those with the session cookie (the
+   * `Origin` header is then required: browsers send it on every state-changing request) and the open sign-in
+   * routes (when an `Origin` is sent), which set the cookie. A request with a bearer credential carries its authority
+   * itself and is not subject to it.
+   * @throws ApiError 403 `FORBIDDEN` (`details.reason` `origin_not_allowed`).
    */
   const checkOrigin = (request: FastifyRequest, withSessionCookie: boolean) => {
     if (!isUnsafe(request)) return;
@@ -122,7 +125,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     if (resolution.status !== 'active') throw credentialInvalid();
     const caller = await resolveCaller(deps.db, resolution.principal);
     if (typeof caller === 'string') throw credentialInvalid();
-    checkOrigin(request, cookie);
+    if (cookie) checkOrigin(request, true);
     return caller;
   });
 

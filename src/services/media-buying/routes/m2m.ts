@@ -52,7 +52,7 @@ function noStore(reply: FastifyReply): void {
 
 /** Registers the M2M application routes and the OAuth endpoints. */
 export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext): void {
-  const { db, credentials, organizations, publicUrl } = ctx.deps;
+  const { db, credentials, organizations } = ctx.deps;
   const m2m = credentials.m2m;
   const admin = ctx.authenticated({ admin: true });
   const actor = (request: Parameters<typeof ctx.caller>[0]) => {
@@ -388,9 +388,9 @@ export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
       },
     },
     async () => ({
-      issuer: publicUrl,
-      token_endpoint: `${publicUrl}/oauth/token`,
-      jwks_uri: `${publicUrl}/.well-known/jwks.json`,
+      issuer: m2m.issuer,
+      token_endpoint: m2m.tokenEndpoint,
+      jwks_uri: `${m2m.issuer}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: [...M2M_PERMISSIONS],
