@@ -7,11 +7,13 @@ import { parseArgs } from 'node:util';
 import { benchCoins } from './coins.ts';
 import { benchDeposits } from './deposits.ts';
 import { benchEntityEvents } from './entity-events.ts';
+import { benchMediaBuying } from './media-buying.ts';
 import { benchOdds } from './odds.ts';
 import { benchPayments } from './payments.ts';
 import { benchPricing } from './pricing.ts';
 
 const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
+  'media-buying': benchMediaBuying,
   coins: benchCoins,
   deposits: benchDeposits,
   pricing: benchPricing,

@@ -22,6 +22,8 @@ export interface MediaBuyingConfig {
   productBrandCutover: boolean;
   /** `MEDIA_BUYING_BRAND_WORDMARK_URL` (default unset): `featureFlags.productBrandWordmarkUrl`. */
   productBrandWordmarkUrl: string | undefined;
+  /** `MEDIA_BUYING_REQUESTS_PER_MINUTE` (default 600): REST requests per minute per credential. */
+  requestsPerMinute: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -82,6 +84,15 @@ export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingC
   const cutoverRaw = set(env, 'MEDIA_BUYING_BRAND_CUTOVER') ?? 'false';
   if (cutoverRaw !== 'true' && cutoverRaw !== 'false')
     throw new ConfigError(`MEDIA_BUYING_BRAND_CUTOVER must be true or false (got "${cutoverRaw}")`);
+  const rateRaw = set(env, 'MEDIA_BUYING_REQUESTS_PER_MINUTE');
+  let requestsPerMinute = 600;
+  if (rateRaw !== undefined) {
+    if (!/^\d+$/.test(rateRaw) || Number(rateRaw) < 1 || Number(rateRaw) > 1_000_000)
+      throw new ConfigError(
+        `MEDIA_BUYING_REQUESTS_PER_MINUTE must be an integer from 1 to 1000000 (got "${rateRaw}")`,
+      );
+    requestsPerMinute = Number(rateRaw);
+  }
   const wordmark = set(env, 'MEDIA_BUYING_BRAND_WORDMARK_URL');
   if (wordmark !== undefined) httpUrl('MEDIA_BUYING_BRAND_WORDMARK_URL', wordmark);
   return {
@@ -92,5 +103,6 @@ export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingC
     sessionHours,
     productBrandCutover: cutoverRaw === 'true',
     productBrandWordmarkUrl: wordmark,
+    requestsPerMinute,
   };
 }

@@ -33,9 +33,6 @@ import type { Organizations } from '../organizations/index.ts';
 /** The browser session cookie (host-only unless a parent domain is configured; HttpOnly; SameSite=Lax). */
 export const SESSION_COOKIE = 'mb_session';
 
-/** Requests per minute per credential on the REST API (the spec gives no number; see the README). */
-export const REQUESTS_PER_MINUTE = 600;
-
 /** Dependencies of the route plugins. */
 export interface MediaBuyingRouteDeps {
   db: Db;
@@ -130,7 +127,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   });
 
   const limit = perMinuteLimit(app, {
-    max: () => REQUESTS_PER_MINUTE,
+    max: () => deps.config.requestsPerMinute,
     bucket: (request) => {
       const caller = auth.optionalPrincipal(request);
       return caller ? `${caller.kind}:${caller.credentialId}` : `ip:${request.ip}`;

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
-import { REQUESTS_PER_MINUTE } from '../routes/context.ts';
 import { envelopeData, envelopeError, type MediaBuyingHarness, startMediaBuying } from './support/harness.ts';
+
+/** The default of MEDIA_BUYING_REQUESTS_PER_MINUTE. */
+const REQUESTS_PER_MINUTE = 600;
 
 describe('media buying: the REST envelope and the error table', () => {
   let h: MediaBuyingHarness;
