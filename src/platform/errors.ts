@@ -41,6 +41,7 @@ export class ApiError extends Error {
  * - `invalid_pagination`: `limit` / `offset` out of range (`pagination.ts`);
  * - `operator_unauthenticated`: an `/_ops` route without the operator token;
  * - `not_found`: no such route, or no such credential on the operator key routes;
+ * - `method_not_allowed`: the path exists, with other methods (the answer lists them in `Allow`, RFC 9110 15.5.6);
  * - `idempotency_key_reused` / `idempotency_key_in_use`: an `Idempotency-Key` sent with another request, or while its
  *   first request is still running (`idempotency.ts`);
  * - `payload_too_large`, `unsupported_media_type`: body over the limit, or of a type no parser takes;
@@ -57,6 +58,7 @@ export const PLATFORM_ERRORS = {
   invalid_pagination: 400,
   operator_unauthenticated: 401,
   not_found: 404,
+  method_not_allowed: 405,
   idempotency_key_reused: 409,
   idempotency_key_in_use: 409,
   payload_too_large: 413,

@@ -144,6 +144,9 @@ declare module 'fastify' {
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The methods a route may be registered with, in the order an `Allow` header lists them. */
+const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
 /** `application/json` and every JSON-based media type (`application/<x>+json`, RFC 6839), e.g. JSON:API's. */
 const JSON_MEDIA_TYPES = /^application\/(?:[\w!#$&^.-]+\+)?json(?:\s*;|$)/i;
 
@@ -540,13 +543,25 @@ export async function createServiceApp(options: ServiceAppOptions): Promise<Serv
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      platformError('not_found', `No route ${request.method} ${pathOf(request.url)}.`),
-      request,
-      reply,
-    ),
-  );
+  // A path that exists with other methods is a 405 listing them in `Allow` (RFC 9110 section 15.5.6); any other
+  // unmatched request a 404.
+  app.setNotFoundHandler((request, reply) => {
+    const path = pathOf(request.url);
+    const allowed = ROUTABLE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length > 0)
+      return sendError(
+        platformError(
+          'method_not_allowed',
+          `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`,
+          {
+            headers: { allow: allowed.join(', ') },
+          },
+        ),
+        request,
+        reply,
+      );
+    return sendError(platformError('not_found', `No route ${request.method} ${path}.`), request, reply);
+  });
 
   await app.register(swagger, {
     openapi: {

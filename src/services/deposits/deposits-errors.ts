@@ -35,6 +35,7 @@ const PLATFORM_REASONS: PlatformCodeMap<string | undefined> = {
   idempotency_key_reused: 'Conflict',
   idempotency_key_in_use: 'Conflict',
   payload_too_large: 'Payload Too Large',
+  method_not_allowed: 'Method Not Allowed',
   request_timeout: 'Request Timeout',
   uri_too_long: 'URI Too Long',
   header_fields_too_large: 'Request Header Fields Too Large',

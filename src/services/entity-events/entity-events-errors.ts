@@ -48,6 +48,7 @@ const PLATFORM_CODES: PlatformCodeMap<string> = {
   idempotency_key_reused: 'idempotency_key_reused',
   idempotency_key_in_use: 'idempotency_key_in_use',
   payload_too_large: 'payload_too_large',
+  method_not_allowed: 'method_not_allowed',
   request_timeout: 'request_timeout',
   uri_too_long: 'uri_too_long',
   header_fields_too_large: 'header_fields_too_large',

@@ -64,6 +64,7 @@ const PLATFORM_CODES: PlatformCodeMap<MediaBuyingErrorCode> = {
   invalid_pagination: MediaBuyingCode.validation,
   operator_unauthenticated: MediaBuyingCode.unauthorized,
   not_found: MediaBuyingCode.notFound,
+  method_not_allowed: MediaBuyingCode.badRequest,
   idempotency_key_reused: MediaBuyingCode.conflict,
   idempotency_key_in_use: MediaBuyingCode.conflict,
   payload_too_large: MediaBuyingCode.badRequest,

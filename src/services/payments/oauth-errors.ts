@@ -34,6 +34,7 @@ const PLATFORM_CODES: PlatformCodeMap<OAuthErrorCode> = {
   idempotency_key_reused: 'invalid_request',
   idempotency_key_in_use: 'invalid_request',
   payload_too_large: 'invalid_request',
+  method_not_allowed: 'invalid_request',
   request_timeout: 'invalid_request',
   uri_too_long: 'invalid_request',
   header_fields_too_large: 'invalid_request',

@@ -129,7 +129,11 @@ describe('media buying: the REST envelope and the error table', () => {
     assert.equal(envelopeError(forbidden).details?.reason, 'interactive_session_required');
   });
 
-  test("the framework's own answers are envelopes too: 400 malformed JSON, 413, 415", async () => {
+  test("the framework's own answers are envelopes too: 400 malformed JSON, 405 with Allow, 413, 415", async () => {
+    const method = await h.bearer(h.demo.apiKey, { method: 'PUT', url: '/api/v2/buyer/advertisers' });
+    assert.equal(method.statusCode, 405);
+    assert.equal(method.headers.allow, 'GET, HEAD, POST');
+    assert.equal(envelopeError(method).code, 'BAD_REQUEST');
     const json = await h.bearer(h.demo.apiKey, {
       method: 'POST',
       url: '/api/v2/buyer/advertisers',
