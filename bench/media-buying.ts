@@ -26,7 +26,8 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
     const path = '/api/v2/buyer/advertisers?take=20';
     const headers = { authorization: `Bearer ${demo.apiKey}` };
     const sample = await app.inject({ method: 'GET', url: path, headers });
-    if (sample.statusCode !== 200) throw new Error(`GET advertisers failed: ${sample.statusCode} ${sample.body}`);
+    if (sample.statusCode !== 200)
+      throw new Error(`GET advertisers failed: ${sample.statusCode} ${sample.body}`);
     const bare = await bareServer([
       { path: '/list', body: sample.body, headers: { 'content-type': 'application/json; charset=utf-8' } },
     ]);
