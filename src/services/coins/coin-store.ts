@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import type { CoinEntry } from './coin-list.ts';
-import { coins } from './db/schema.ts';
+import { coins, seedUpdates } from './db/schema.ts';
 
 export type CoinStatus = 'active' | 'inactive';
 
@@ -14,6 +14,18 @@ export interface ImportResult {
   unchanged: number;
   deactivated: number;
 }
+
+/** What the token lists add to the coin list, and the digest that identifies it (`seed-data.ts`). */
+export interface ListPlatformsUpdate {
+  digest: string;
+  /** Coins the base list lacks, with their platforms. */
+  newCoins: CoinEntry[];
+  /** Coin id -> platform id -> contract address. */
+  platforms: Record<string, Record<string, string>>;
+}
+
+/** The name of the token-list update in `coins.seed_updates`. */
+export const LIST_PLATFORMS_UPDATE = 'token-list-platforms';
 
 /** A coin row as the snapshot reads it. */
 export interface CoinRow extends CoinEntry {
@@ -129,6 +141,51 @@ export class CoinStore {
       })
       .from(coins)
       .orderBy(sql`${coins.id} collate "C"`);
+  }
+
+  /**
+   * Brings the token lists' platform map to a database seeded before it (or before its latest version), in ONE
+   * transaction, once per digest (recorded in `coins.seed_updates`; concurrent starts serialise on a lock):
+   * coins missing from the table are inserted as active, and each listed coin gets the platforms it lacks; a platform
+   * the coin already has (from the seed, an import or the upstream mirror) is never replaced. An empty table is left
+   * to the first start's seed, which records the digest itself ({@link recordListPlatforms}).
+   * @returns `current` (already applied), `empty` (nothing seeded yet) or `applied` with the counts.
+   */
+  async applyListPlatforms(
+    update: ListPlatformsUpdate,
+  ): Promise<{ status: 'current' | 'empty' } | { status: 'applied'; inserted: number; updated: number }> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('coins:import'))`);
+      const [applied] = await tx
+        .select({ digest: seedUpdates.digest })
+        .from(seedUpdates)
+        .where(eq(seedUpdates.name, LIST_PLATFORMS_UPDATE));
+      if (applied?.digest === update.digest) return { status: 'current' as const };
+      const [any] = await tx.select({ id: coins.id }).from(coins).limit(1);
+      if (!any) return { status: 'empty' as const };
+      const now = this.clock.now();
+      const inserted = await tx.execute(sql`
+        insert into coins.coins (id, symbol, name, platforms, status, created_at, updated_at)
+        select id, symbol, name, platforms, 'active', ${now}, ${now}
+          from jsonb_to_recordset(${JSON.stringify(update.newCoins)}::jsonb)
+            as x(id text, symbol text, name text, platforms jsonb)
+        on conflict (id) do nothing`);
+      const updated = await tx.execute(sql`
+        update coins.coins as c set platforms = x.platforms || c.platforms, updated_at = ${now}
+          from jsonb_each(${JSON.stringify(update.platforms)}::jsonb) as x(id, platforms)
+         where c.id = x.id and c.platforms is distinct from (x.platforms || c.platforms)`);
+      await this.recordListPlatforms(tx, update.digest);
+      return { status: 'applied' as const, inserted: inserted.rowCount ?? 0, updated: updated.rowCount ?? 0 };
+    });
+  }
+
+  /** Records that the token lists' platform map with `digest` is in the table (the first start's seed calls it). */
+  async recordListPlatforms(executor: Executor, digest: string): Promise<void> {
+    const now = this.clock.now();
+    await executor
+      .insert(seedUpdates)
+      .values({ name: LIST_PLATFORMS_UPDATE, digest, appliedAt: now })
+      .onConflictDoUpdate({ target: seedUpdates.name, set: { digest, appliedAt: now } });
   }
 
   /** Counts by status. */

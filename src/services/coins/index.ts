@@ -7,14 +7,15 @@ import { mirrorUpstreamTask } from './coins-jobs.ts';
 import { registerCoinRoutes } from './coins-routes.ts';
 import { coins } from './db/schema.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
-import { seedCoinList } from './seed-data.ts';
+import { listPlatformMap } from './seed-data.ts';
 import { SnapshotCache } from './snapshots.ts';
 import { readUpstreamConfig, UpstreamMirror } from './upstream.ts';
 
 /**
  * The coin-listing service (spec document 001, section D; anchor CoinGecko API v3): `GET /api/v3/coins/list`
- * with demo and paid-plan keys, tiered snapshot refresh, ETag and compression, per-key rate limits, real coin data on
- * first start, and an optional upstream mirror.
+ * and `GET /api/v3/ping`, with demo and paid-plan keys, tiered snapshot refresh, ETag and compression, per-key rate
+ * limits, real coin data with token contract addresses from three token lists (seeded on a first start, brought to
+ * an existing database once per version), and an optional upstream mirror.
  */
 export const coinsService: ServiceDefinition = {
   name: 'coins',
@@ -45,8 +46,14 @@ export const coinsService: ServiceDefinition = {
   validateEnv: (env) => {
     readUpstreamConfig(env);
   },
-  setup(ctx) {
+  async setup(ctx) {
     const store = new CoinStore(ctx.db, ctx.clock);
+    // The token lists' platform map reaches a database seeded before it (or before its current version) here, once;
+    // a first start's seed (below) inserts it with the coins.
+    const { map, digest } = listPlatformMap();
+    const update = await store.applyListPlatforms({ digest, ...map.added });
+    if (update.status === 'applied')
+      ctx.logger.info({ inserted: update.inserted, updated: update.updated }, 'token-list platforms applied');
     const keys = createKeyStore(ctx);
     const snapshots = new SnapshotCache(store, ctx.clock);
     const upstream = readUpstreamConfig(ctx.config.env);
@@ -69,7 +76,7 @@ export const coinsService: ServiceDefinition = {
       async seed(tx) {
         const [existing] = await tx.select({ id: coins.id }).from(coins).limit(1);
         if (!existing) {
-          const list = seedCoinList();
+          const list = map.coins;
           const now = ctx.clock.now();
           for (let i = 0; i < list.length; i += 1000) {
             await tx
@@ -80,6 +87,7 @@ export const coinsService: ServiceDefinition = {
                   .map((c) => ({ ...c, status: 'active' as const, createdAt: now, updatedAt: now })),
               );
           }
+          await store.recordListPlatforms(tx, digest);
         }
         const demo = await issueKey(keys, tx, { tier: 'demo', label: 'demo key (first start)' });
         const pro = await issueKey(keys, tx, { tier: 'pro', label: 'paid-plan key (first start)' });

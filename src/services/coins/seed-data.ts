@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { CoinEntry } from './coin-list.ts';
+import { buildPlatformMap, type PlatformException, type PlatformMap } from './platform-map.ts';
+import { normaliseTokenLists, readTokenListPackages } from './token-lists.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -140,11 +143,23 @@ export const CURRENT_COINS: Omit<CoinEntry, 'platforms'>[] = [
 ];
 
 /**
- * The first start's coin list: the ~4,400 real CoinGecko ids of the `coinlist` package (MIT; symbols lowercased,
- * as the API returns them), updated with {@link CURRENT_COINS}, with {@link WELL_KNOWN_PLATFORMS} applied. Sorted by
- * id.
+ * Coins that are a chain's own native coin: CoinGecko lists them with `platforms: {}`, and the token lists never
+ * give them an address (a bridged or wrapped copy is a coin of its own).
  */
-export function seedCoinList(): CoinEntry[] {
+export const NATIVE_COINS: ReadonlySet<string> = new Set([
+  'bitcoin',
+  'ethereum',
+  'solana',
+  'binancecoin',
+  'avalanche-2',
+]);
+
+/**
+ * The coin list before the token lists: the ~4,400 real CoinGecko ids of the `coinlist` package (MIT; symbols
+ * lowercased, as the API returns them), updated with {@link CURRENT_COINS}, with {@link WELL_KNOWN_PLATFORMS}
+ * applied. Sorted by id.
+ */
+export function baseCoinList(): CoinEntry[] {
   const raw = require('coinlist/src/coins.json') as { id: string; symbol: string; name: string }[];
   const byId = new Map<string, CoinEntry>();
   for (const c of raw)
@@ -155,4 +170,57 @@ export function seedCoinList(): CoinEntry[] {
     if (coin) coin.platforms = { ...platforms };
   }
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * The reviewed exceptions of the platform map (`platform-exceptions.json`: `{chainId, address, symbol, coinId,
+ * reason}` each).
+ * @throws Error naming the first malformed entry (a file we ship: a test reads it too).
+ */
+export function platformExceptions(): PlatformException[] {
+  const raw = require('./platform-exceptions.json') as unknown;
+  if (!Array.isArray(raw)) throw new Error('platform-exceptions.json must be an array');
+  return raw.map((e: Record<string, unknown>, i) => {
+    const ok =
+      Number.isSafeInteger(e.chainId) &&
+      typeof e.address === 'string' &&
+      /^0x[0-9a-f]{40}$/.test(e.address) &&
+      typeof e.symbol === 'string' &&
+      (e.coinId === null || typeof e.coinId === 'string') &&
+      typeof e.reason === 'string' &&
+      e.reason.length > 0;
+    if (!ok)
+      throw new Error(
+        `platform-exceptions.json [${i}] needs chainId, a lowercase address, symbol, coinId and reason`,
+      );
+    return e as unknown as PlatformException;
+  });
+}
+
+let cached: { map: PlatformMap; digest: string } | undefined;
+
+/**
+ * The platform map of the installed token lists (`token-lists.ts`) over {@link baseCoinList}, with the reviewed
+ * exceptions (`platform-map.ts` states the rule), and a SHA-256 digest of what the lists add (the seed update
+ * records it). Built once per process (about 50 ms).
+ */
+export function listPlatformMap(): { map: PlatformMap; digest: string } {
+  if (!cached) {
+    const map = buildPlatformMap({
+      base: baseCoinList(),
+      entries: normaliseTokenLists(readTokenListPackages()).tokens,
+      exceptions: platformExceptions(),
+      nativeCoins: NATIVE_COINS,
+    });
+    cached = { map, digest: createHash('sha256').update(JSON.stringify(map.added)).digest('hex') };
+  }
+  return cached;
+}
+
+/**
+ * The first start's coin list: {@link baseCoinList} with the token lists' platforms merged in and the coins the
+ * lists name by CoinGecko id added ({@link listPlatformMap}). Sorted by id.
+ */
+export function seedCoinList(): CoinEntry[] {
+  return listPlatformMap().map.coins;
 }

@@ -53,3 +53,14 @@ export const upstreamSyncs = coinsSchema.table('upstream_syncs', {
   deactivated: integer('deactivated').notNull().default(0),
   error: text('error'),
 });
+
+/**
+ * Data updates applied to this database after its first start, one row per kind (`token-list-platforms`: the
+ * platform map of the token lists), with the SHA-256 digest of the data applied: a start whose data has another
+ * digest applies it once (see `CoinStore.applyListPlatforms`).
+ */
+export const seedUpdates = coinsSchema.table('seed_updates', {
+  name: text('name').primaryKey(),
+  digest: text('digest').notNull(),
+  appliedAt: timestamp('applied_at', { withTimezone: true }).notNull(),
+});

@@ -77,6 +77,14 @@ describe('coins: /api/v3/coins/list', () => {
         '0x4200000000000000000000000000000000000006',
         'bridged copies are coins of their own, as in CoinGecko',
       );
+      // The token lists' addresses (the issue: mapping a token address to a coin id works for these).
+      const onEthereum = new Map<string, string>();
+      for (const coin of coins) if (coin.platforms.ethereum) onEthereum.set(coin.platforms.ethereum, coin.id);
+      assert.equal(onEthereum.get('0x9f8f72aa9304c8b593d555f12ef6589cc3a579a2'), 'maker');
+      assert.equal(onEthereum.get('0x7d1afa7b718fb893db30a3abc0cfc608aacfebb0'), 'matic-network');
+      assert.equal(onEthereum.get('0x95ad61b0a150d79219dcf64e1e6cc01f0b64c4ce'), 'shiba-inu');
+      assert.equal(onEthereum.get('0x7fc66500c84a76ad7e9c93437bfc5ac33e2ddae9'), 'aave');
+      assert.ok(coins.filter((c) => Object.keys(c.platforms).length > 0).length > 400);
       for (const coin of coins) {
         for (const [platform, address] of Object.entries(coin.platforms)) {
           if (platform === 'solana') assert.match(address, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);

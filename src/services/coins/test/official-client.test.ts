@@ -47,6 +47,12 @@ describe('coins: the official CoinGecko TypeScript client', () => {
     const usdc = withPlatforms.find((c) => c.id === 'usd-coin');
     assert.equal(usdc?.platforms?.ethereum, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48');
     assert.deepEqual(withPlatforms.find((c) => c.id === 'bitcoin')?.platforms, {});
+    // What a client does with the list: find the coin id of a token contract address.
+    const idOf = (address: string) => withPlatforms.find((c) => c.platforms?.ethereum === address)?.id;
+    assert.equal(idOf('0x9f8f72aa9304c8b593d555f12ef6589cc3a579a2'), 'maker');
+    assert.equal(idOf('0x7d1afa7b718fb893db30a3abc0cfc608aacfebb0'), 'matic-network');
+    assert.equal(idOf('0x95ad61b0a150d79219dcf64e1e6cc01f0b64c4ce'), 'shiba-inu');
+    assert.equal(idOf('0x7fc66500c84a76ad7e9c93437bfc5ac33e2ddae9'), 'aave');
   });
 
   test("ping.get answers CoinGecko's status message; it needs a key like every public route", async () => {
