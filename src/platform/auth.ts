@@ -23,6 +23,29 @@ export function bearerToken(header: string | string[] | undefined): string | und
   return match ? match[1] : undefined;
 }
 
+/**
+ * The client id and secret of an `Authorization: Basic` header as OAuth 2.0 clients send them (RFC 6749 section
+ * 2.3.1: `client_id:client_secret`, each form-urlencoded, then base64, RFC 7617).
+ * @returns undefined without the header; `malformed` for another scheme or a value that does not decode.
+ */
+export function basicCredentials(
+  header: string | string[] | undefined,
+): { id: string; secret: string } | 'malformed' | undefined {
+  const value = firstHeader(header);
+  if (value === undefined) return undefined;
+  const match = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(value);
+  if (!match) return 'malformed';
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) return 'malformed';
+  try {
+    const formDecode = (text: string) => decodeURIComponent(text.replace(/\+/g, ' '));
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
+}
+
 /** The first value of a header that may be repeated (Node gives repeated custom headers as an array). */
 export function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

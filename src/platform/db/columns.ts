@@ -1,4 +1,4 @@
-import { bigint, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, integer, jsonb, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * The columns every credential table has (the platform credential kit, `src/platform/credentials.ts`): a numeric
@@ -26,4 +26,21 @@ export function credentialColumns() {
 /** {@link credentialColumns} plus `expires_at` (a credential past it resolves as `expired`). */
 export function expiringCredentialColumns() {
   return { ...credentialColumns(), expiresAt: timestamp('expires_at', { withTimezone: true }) };
+}
+
+/**
+ * The columns of a signing-key table (`signing-keys.ts`): the key id (`kid`, primary key), algorithm, public JWK, the
+ * private JWK sealed with the platform SecretBox (null once retired), the longest token lifetime any instance signed
+ * with it, and when it was made and retired.
+ */
+export function signingKeyColumns() {
+  return {
+    kid: text('kid').primaryKey(),
+    alg: text('alg').notNull(),
+    publicJwk: jsonb('public_jwk').$type<Record<string, unknown>>().notNull(),
+    privateJwkSealed: text('private_jwk_sealed'),
+    maxTokenTtlSeconds: integer('max_token_ttl_seconds').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    retiredAt: timestamp('retired_at', { withTimezone: true }),
+  };
 }

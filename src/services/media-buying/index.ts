@@ -72,7 +72,7 @@ export const mediaBuyingService: ServiceDefinition = {
   validateEnv(env) {
     readMediaBuyingConfig(env, 'http://127.0.0.1:4100');
   },
-  setup(ctx) {
+  async setup(ctx) {
     const config = readMediaBuyingConfig(ctx.config.env, ctx.publicUrl);
     const credentials = createMediaBuyingCredentials(ctx);
     const organizations = new Organizations(ctx.db, ctx.clock);
@@ -82,6 +82,7 @@ export const mediaBuyingService: ServiceDefinition = {
       from: config.mailFrom,
       logger: ctx.logger,
     });
+    const unlistenKeys = await credentials.signingKeys.listen(ctx.notifier);
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -101,6 +102,7 @@ export const mediaBuyingService: ServiceDefinition = {
       seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
       async stop() {
         mailer.close();
+        await unlistenKeys();
       },
     };
   },

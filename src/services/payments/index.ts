@@ -1,11 +1,12 @@
 import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import { SigningKeys } from '../../platform/signing-keys.ts';
 import { CardFingerprinter } from './card-fingerprint.ts';
 import { SimulatedCardNetwork } from './card-network.ts';
+import { oauthSigningKeys } from './db/schema.ts';
 import { IdempotentRunner } from './idempotent-runner.ts';
 import { createClientSecretStore, OAuthClients } from './oauth-clients.ts';
 import { SCOPE_NAMES, SCOPES } from './oauth-scopes.ts';
-import { SigningKeys } from './oauth-signing-keys.ts';
 import { bearerCredentials, TOKEN_LEEWAY_SECONDS, TokenIssuer } from './oauth-tokens.ts';
 import { createCredentialStore, PartyService } from './parties.ts';
 import { PaymentResources } from './payment-resources.ts';
@@ -81,6 +82,10 @@ export const paymentsService: ServiceDefinition = {
     const clients = new OAuthClients(ctx.db, ctx.clock, createClientSecretStore(ctx));
     const unlistenClients = await clients.listen(ctx.notifier, ctx.name);
     const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, {
+      service: ctx.name,
+      table: oauthSigningKeys,
+      // Keys sealed before the signing keys moved to the platform used this associated data.
+      sealPrefix: 'payments:oauth-signing-key',
       tokenTtlSeconds: config.oauth.accessTokenTtlSeconds,
       leewaySeconds: TOKEN_LEEWAY_SECONDS,
     });

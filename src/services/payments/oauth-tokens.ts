@@ -27,9 +27,9 @@ import { type CredentialSource, firstAccepting, JwtCredentialSource } from '../.
 import { isPrefixedHexId, randomToken } from '../../platform/ids.ts';
 import type { AppLogger } from '../../platform/logger.ts';
 import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts';
+import { SIGNING_ALGORITHM, type SigningKeys } from '../../platform/signing-keys.ts';
 import type { AuthenticatedClient, OAuthClients } from './oauth-clients.ts';
 import { knownScopes, parseScopeList, type Scope } from './oauth-scopes.ts';
-import { SIGNING_ALGORITHM, type SigningKeys } from './oauth-signing-keys.ts';
 import {
   AGENT_KEY_PREFIX,
   API_KEY_PREFIX,

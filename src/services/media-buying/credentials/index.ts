@@ -4,9 +4,10 @@
  */
 import { type CredentialSource, firstAccepting } from '../../../platform/credentials.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
+import { SigningKeys } from '../../../platform/signing-keys.ts';
+import { signingKeys as signingKeyTable } from '../db/schema.ts';
 import { KeyService } from './keys.ts';
 import { M2M_TOKEN_SECONDS, M2mApplications } from './m2m.ts';
-import { SigningKeys } from './signing-keys.ts';
 import { type CredentialStores, createCredentialStores, type Holder, PREFIX } from './stores.ts';
 
 export { type AccessLevel, allows, type PlatformFunction } from './access.ts';
@@ -32,7 +33,13 @@ function looksLikeJwt(secret: string): boolean {
 /** Builds the credential stores, the signing keys, M2M applications and the key service. */
 export function createMediaBuyingCredentials(ctx: ServiceContext): MediaBuyingCredentials {
   const stores = createCredentialStores(ctx);
-  const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, M2M_TOKEN_SECONDS);
+  const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, {
+    service: ctx.name,
+    table: signingKeyTable,
+    tokenTtlSeconds: M2M_TOKEN_SECONDS,
+    // The verification leeway of JwtCredentialSource (30 s): a retired key stays published that much longer.
+    leewaySeconds: 30,
+  });
   const m2m = new M2mApplications(ctx.db, ctx.clock, stores, signingKeys, () => ctx.publicUrl);
   const byPrefix = (prefixes: readonly string[], source: CredentialSource<unknown>) => ({
     accepts: (secret: string) => prefixes.some((p) => secret.startsWith(p)),

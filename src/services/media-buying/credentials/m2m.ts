@@ -7,15 +7,15 @@
  * token it already got refused at the next request, on every instance (the token's application is read live).
  */
 import { and, asc, eq, isNull } from 'drizzle-orm';
-import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { Clock } from '../../../platform/clock.ts';
 import { type CredentialSource, JwtCredentialSource } from '../../../platform/credentials.ts';
 import { constantTimeEqual } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { prefixedHexId, randomToken } from '../../../platform/ids.ts';
+import { SIGNING_ALGORITHM, type SigningKeys } from '../../../platform/signing-keys.ts';
 import { type KeyPermission, m2mApplications, m2mClientSecrets, organizations } from '../db/schema.ts';
 import { conflict, notFound } from '../media-buying-errors.ts';
-import { SIGNING_ALGORITHM, type SigningKeys } from './signing-keys.ts';
 import type { CredentialStores, Holder } from './stores.ts';
 
 /** The permission names an M2M application may hold (never administration: no credential creates another). */
@@ -78,7 +78,7 @@ export class M2mApplications {
       this.verifier = {
         issuer,
         source: new JwtCredentialSource<Holder>({
-          keys: this.keys.verificationKey as JWTVerifyGetKey,
+          keys: this.keys.getKey,
           issuer,
           audience: `${issuer}/api/v2`,
           algorithms: [SIGNING_ALGORITHM],

@@ -12,7 +12,11 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { credentialColumns, expiringCredentialColumns } from '../../../platform/db/columns.ts';
+import {
+  credentialColumns,
+  expiringCredentialColumns,
+  signingKeyColumns,
+} from '../../../platform/db/columns.ts';
 
 /**
  * Tables of the media-buying service (spec document 000), Postgres schema `media_buying`: organizations and people,
@@ -448,20 +452,10 @@ export const m2mClientSecrets = mediaBuyingSchema.table(
 );
 
 /**
- * The service's token-signing keys (JWTs of M2M applications, and of MCP connectors in part 3): the private JWK
- * sealed with AES-256-GCM; a retired key signs nothing but stays in the JWKS until `removeAfter` (its last token
- * has expired).
+ * The service's token-signing keys (JWTs of M2M applications): ES256, one active; a retired key's private half is
+ * erased and its public half stays in the JWKS until every token it signed has expired (platform `signing-keys.ts`).
  */
-export const signingKeys = mediaBuyingSchema.table('signing_keys', {
-  id: id(),
-  kid: text('kid').notNull().unique(),
-  alg: text('alg').notNull(),
-  publicJwk: jsonb('public_jwk').$type<Record<string, unknown>>().notNull(),
-  privateJwkSealed: text('private_jwk_sealed').notNull(),
-  createdAt: at('created_at').notNull(),
-  retiredAt: at('retired_at'),
-  removeAfter: at('remove_after'),
-});
+export const signingKeys = mediaBuyingSchema.table('signing_keys', signingKeyColumns());
 
 /**
  * Buyer-agent M2M credentials (`bag_` id, `mba_` secret): an opaque identity of a buyer agent, no permissions;

@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { basicCredentials } from '../../../platform/auth.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
 import { M2M_PERMISSIONS } from '../credentials/index.ts';
@@ -422,29 +423,6 @@ function invalidClient(reply: FastifyReply) {
     .code(401)
     .header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"')
     .send({ error: 'invalid_client', error_description: 'Client authentication failed.' });
-}
-
-/**
- * The client id and secret of an `Authorization: Basic` header (RFC 6749 section 2.3.1: each form-urlencoded), or
- * undefined without one, or `malformed`.
- */
-function basicCredentials(
-  header: string | undefined,
-): { id: string; secret: string } | 'malformed' | undefined {
-  if (header === undefined) return undefined;
-  const match = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(header);
-  if (!match) return 'malformed';
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return 'malformed';
-  try {
-    return {
-      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
-      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
-    };
-  } catch {
-    return 'malformed';
-  }
 }
 
 /** Errors of the token endpoint in OAuth's form (`invalid_request` for a malformed request). */

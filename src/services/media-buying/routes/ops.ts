@@ -477,7 +477,7 @@ export function registerOpsRoutes(
         response: { 200: Type.Object({ kid: Type.String() }), ...errors },
       },
     },
-    async () => ({ kid: await credentials.signingKeys.rotate() }),
+    async () => ({ kid: (await credentials.signingKeys.rotate()).kid }),
   );
 
   app.post(

@@ -10,7 +10,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { credentialColumns } from '../../../platform/db/columns.ts';
+import { credentialColumns, signingKeyColumns } from '../../../platform/db/columns.ts';
 
 /** Tables of the card-payments and compliance service (spec 001 section A), Postgres schema `payments`. */
 export const paymentsSchema = pgSchema('payments');
@@ -98,15 +98,7 @@ export const credentials = paymentsSchema.table(
  * `maxTokenTtlSeconds` (the longest lifetime any instance gave a token it signed) plus the verification leeway.
  * The private JWK is sealed with the platform SecretBox (AES-256-GCM, bound to the `kid`).
  */
-export const oauthSigningKeys = paymentsSchema.table('oauth_signing_keys', {
-  kid: text('kid').primaryKey(),
-  alg: text('alg').notNull(),
-  publicJwk: jsonb('public_jwk').$type<Record<string, unknown>>().notNull(),
-  privateJwkSealed: text('private_jwk_sealed'),
-  maxTokenTtlSeconds: integer('max_token_ttl_seconds').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-  retiredAt: timestamp('retired_at', { withTimezone: true }),
-});
+export const oauthSigningKeys = paymentsSchema.table('oauth_signing_keys', signingKeyColumns());
 
 /**
  * Payment intents (`pmi_`). Line items are stored with their intent (always read and replaced as a whole).

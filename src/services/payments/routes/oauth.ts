@@ -10,9 +10,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { basicCredentials } from '../../../platform/auth.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import type { SigningKeyRecord as KeyRecord, SigningKeys } from '../../../platform/signing-keys.ts';
 import { unstorableIssue } from '../../../platform/storable-input.ts';
 import type { AuthenticatedClient, OAuthClientRecord, OAuthClients } from '../oauth-clients.ts';
 import {
@@ -38,7 +40,6 @@ import {
   TokenResponse,
 } from '../oauth-schemas.ts';
 import { isScope, parseScopeList, SCOPE_NAMES, type Scope } from '../oauth-scopes.ts';
-import type { SigningKeyRecord as KeyRecord, SigningKeys } from '../oauth-signing-keys.ts';
 import type { TokenIssuer } from '../oauth-tokens.ts';
 import { ErrorBody, IdempotencyHeaders, PageQuery } from '../payments-schemas.ts';
 import { bearer, errors, type PaymentsRouteContext, pagedDocument } from './context.ts';
@@ -59,47 +60,6 @@ export interface OAuthRouteDeps {
 const FORM = 'application/x-www-form-urlencoded';
 /** Largest token request body, in bytes. */
 const TOKEN_BODY_LIMIT = 16 * 1024;
-
-/**
- * The body of a form (`application/x-www-form-urlencoded`), each parameter once (RFC 6749 section 3.2: "MUST NOT be
- * included more than once").
- * @throws ApiError 400 `invalid_request` for a repeated parameter, or text storage could not hold (NUL, a lone
- *   surrogate).
- */
-function parseForm(text: string): Record<string, string> {
-  const entries: [string, string][] = [];
-  const seen = new Set<string>();
-  for (const [name, value] of new URLSearchParams(text)) {
-    if (seen.has(name)) throw invalidRequest(`The parameter ${name.slice(0, 50)} is repeated.`);
-    seen.add(name);
-    entries.push([name, value]);
-  }
-  // Object.fromEntries defines own properties, so a `__proto__` parameter is a plain field.
-  const form = Object.fromEntries(entries);
-  const issue = unstorableIssue(form, 'body');
-  if (issue) throw invalidRequest(`The parameter ${issue.field} ${issue.message}.`);
-  return form;
-}
-
-/**
- * The client credentials of an `Authorization: Basic` header (RFC 6749 section 2.3.1: `client_id:client_secret`,
- * each form-urlencoded, then base64, RFC 7617).
- * @returns undefined without the header; `'other'` for another scheme or a malformed value.
- */
-function basicCredentials(header: string | undefined): { id: string; secret: string } | 'other' | undefined {
-  if (header === undefined) return undefined;
-  const match = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(header);
-  if (!match) return 'other';
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 1) return 'other';
-  try {
-    const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
-  } catch {
-    return 'other';
-  }
-}
 
 /** The JSON:API resource of a client (`clientSecret` added once, at registration). */
 function clientResource(client: OAuthClientRecord) {
@@ -167,7 +127,7 @@ export async function registerOAuthRoutes(app: ServiceApp, ctx: PaymentsRouteCon
   const authenticateClient = async (request: FastifyRequest) => {
     const header = request.headers.authorization;
     const basic = basicCredentials(Array.isArray(header) ? header[0] : header);
-    if (basic === 'other')
+    if (basic === 'malformed')
       throw invalidClient('Authenticate the client with HTTP Basic or client_secret_post.');
     const form =
       request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
@@ -193,21 +153,12 @@ export async function registerOAuthRoutes(app: ServiceApp, ctx: PaymentsRouteCon
 
   await app.register(async (plugin) => {
     const scope = plugin as unknown as ServiceApp;
-    scope.addContentTypeParser(
-      FORM,
-      { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT },
-      (_request, body, done) => {
-        try {
-          done(null, parseForm(typeof body === 'string' ? body : body.toString('utf8')));
-        } catch (err) {
-          done(err as Error, undefined);
-        }
-      },
-    );
     scope.post(
       '/oauth/token',
       {
-        config: { errorFormat: formatOAuthError },
+        // The platform's form parser (a repeated parameter becomes a list, which the body schema refuses:
+        // RFC 6749 section 3.2, parameters "MUST NOT be included more than once").
+        config: { errorFormat: formatOAuthError, formBody: true },
         bodyLimit: TOKEN_BODY_LIMIT,
         onRequest: tokenLimit,
         preValidation: authenticateClient,

@@ -1,42 +1,54 @@
 /**
- * The keys that sign the service's own access tokens (RFC 7515 / RFC 7517): ES256 key pairs generated with `jose`,
- * one active at a time, rotatable by the operator, published in the JWKS (`/.well-known/jwks.json`) while any token
- * they signed may still be valid.
+ * The keys that sign a service's own tokens (RFC 7515 / RFC 7517): ES256 key pairs generated with `jose`, one active
+ * at a time, rotatable by the operator, published in the service's JWKS while any token they signed may still be
+ * valid. A service gives it its key table (`signingKeyColumns()` of `db/columns.ts`).
  *
  * - The private JWK is sealed with the platform SecretBox (AES-256-GCM, associated data bound to the `kid`); only the
  *   active key keeps it: a rotation erases the retired key's private half.
  * - A retired key stays published until `retiredAt + maxTokenTtlSeconds + leeway`, where `maxTokenTtlSeconds` is the
  *   longest token lifetime any instance signed with it (an instance with a longer configured lifetime raises it
  *   before signing), so every token it signed has expired before its key disappears.
- * - Every instance keeps the keys in memory; a rotation is announced on `NOTIFY payments_oauth_signing_keys` and each
+ * - Every instance keeps the keys in memory; a rotation is announced on `NOTIFY <service>_signing_keys` and each
  *   instance reloads. A token whose `kid` is not known here triggers one reload (at most one a second), which covers a
  *   token signed by a key newer than this instance's notification.
  */
 import { randomBytes } from 'node:crypto';
 import { eq, isNull, sql } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import {
   type CryptoKey,
   exportJWK,
   generateKeyPair,
   importJWK,
   type JWK,
+  type JWTPayload,
   type JWTVerifyGetKey,
   errors as joseErrors,
+  SignJWT,
 } from 'jose';
-import type { Clock } from '../../platform/clock.ts';
-import type { SecretBox } from '../../platform/crypto.ts';
-import type { Db } from '../../platform/database.ts';
-import { Notifier } from '../../platform/notifications.ts';
-import { oauthSigningKeys } from './db/schema.ts';
+import type { Clock } from './clock.ts';
+import type { SecretBox } from './crypto.ts';
+import type { Db, Tx } from './database.ts';
+import type { signingKeyColumns } from './db/columns.ts';
+import { Notifier } from './notifications.ts';
 
-/** The signature algorithm of the service's tokens (ECDSA P-256 with SHA-256, RFC 7518 section 3.4). */
+/** The signature algorithm of the tokens (ECDSA P-256 with SHA-256, RFC 7518 section 3.4). */
 export const SIGNING_ALGORITHM = 'ES256';
-/** The NOTIFY channel of rotations. */
-const CHANNEL = 'payments_oauth_signing_keys';
-/** Advisory lock taken by key creation and rotation, so two instances never make two active keys. */
-const LOCK = sql`select pg_advisory_xact_lock(hashtext('payments:oauth-signing-keys'))`;
 
-type KeyRow = typeof oauthSigningKeys.$inferSelect;
+/** A signing-key table: `signingKeyColumns()` of `db/columns.ts`. */
+export type SigningKeyTable = PgTable & { [K in keyof ReturnType<typeof signingKeyColumns>]: SQLColumn };
+type SQLColumn = Parameters<typeof eq>[0];
+
+/** A stored key. */
+interface KeyRow {
+  kid: string;
+  alg: string;
+  publicJwk: Record<string, unknown>;
+  privateJwkSealed: string | null;
+  maxTokenTtlSeconds: number;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
 
 /** A key as operators see it. */
 export interface SigningKeyRecord {
@@ -56,8 +68,12 @@ export interface ActiveKey {
   maxTokenTtlSeconds: number;
 }
 
-/** The signing keys (see the module comment). */
+/** The signing keys of one service (see the module comment). */
 export class SigningKeys {
+  private readonly table: SigningKeyTable;
+  private readonly channel: string;
+  private readonly lock: ReturnType<typeof sql>;
+  private readonly sealPrefix: string;
   private rows: KeyRow[] | undefined;
   private loading: Promise<KeyRow[]> | undefined;
   private active: ActiveKey | undefined;
@@ -67,6 +83,9 @@ export class SigningKeys {
   private generation = 0;
 
   /**
+   * @param options.service the service's name: its NOTIFY channel (`<service>_signing_keys`), advisory lock and the
+   *   associated data of sealed private keys.
+   * @param options.table the service's key table.
    * @param options.tokenTtlSeconds the lifetime this instance gives its tokens.
    * @param options.leewaySeconds the clock tolerance of verification (a retired key stays published this much longer).
    */
@@ -74,8 +93,35 @@ export class SigningKeys {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly secrets: SecretBox,
-    private readonly options: { tokenTtlSeconds: number; leewaySeconds: number },
-  ) {}
+    private readonly options: {
+      service: string;
+      table: SigningKeyTable;
+      tokenTtlSeconds: number;
+      leewaySeconds: number;
+      /** The associated-data prefix of sealed keys (default `<service>:signing-key`). */
+      sealPrefix?: string;
+    },
+  ) {
+    this.table = options.table;
+    this.channel = `${options.service.replace(/-/g, '_')}_signing_keys`;
+    this.lock = sql`select pg_advisory_xact_lock(hashtext(${`${options.service}:signing-keys`}))`;
+    this.sealPrefix = options.sealPrefix ?? `${options.service}:signing-key`;
+  }
+
+  /**
+   * Signs `claims` with the active key as a JWT: header `alg`, `kid` and `typ` (`at+jwt` for RFC 9068 access
+   * tokens); `iat` and `nbf` now, `exp` `lifetimeSeconds` later (at most the configured token lifetime).
+   */
+  async sign(claims: JWTPayload, options: { typ: string; lifetimeSeconds: number }): Promise<string> {
+    const key = await this.signingKey();
+    const now = Math.floor(this.clock.nowMs() / 1000);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: key.kid, typ: options.typ })
+      .setIssuedAt(now)
+      .setNotBefore(now)
+      .setExpirationTime(now + Math.min(options.lifetimeSeconds, this.options.tokenTtlSeconds))
+      .sign(key.privateKey);
+  }
 
   /**
    * The key to sign with: the active one (created when there is none yet), its lifetime bound raised to this
@@ -85,8 +131,11 @@ export class SigningKeys {
     let active = this.active;
     if (!active) {
       const row = await this.db.transaction(async (tx) => {
-        await tx.execute(LOCK);
-        const [current] = await tx.select().from(oauthSigningKeys).where(isNull(oauthSigningKeys.retiredAt));
+        await tx.execute(this.lock);
+        const [current] = (await tx
+          .select()
+          .from(this.table)
+          .where(isNull(this.table.retiredAt))) as unknown as KeyRow[];
         return current ?? (await this.insertKey(tx));
       });
       active = await this.toActive(row);
@@ -97,11 +146,11 @@ export class SigningKeys {
     }
     if (active.maxTokenTtlSeconds < this.options.tokenTtlSeconds) {
       await this.db
-        .update(oauthSigningKeys)
+        .update(this.table)
         .set({
-          maxTokenTtlSeconds: sql`greatest(${oauthSigningKeys.maxTokenTtlSeconds}, ${this.options.tokenTtlSeconds})`,
-        })
-        .where(eq(oauthSigningKeys.kid, active.kid));
+          maxTokenTtlSeconds: sql`greatest(${this.table.maxTokenTtlSeconds}, ${this.options.tokenTtlSeconds})`,
+        } as never)
+        .where(eq(this.table.kid, active.kid));
       active.maxTokenTtlSeconds = this.options.tokenTtlSeconds;
     }
     return active;
@@ -114,13 +163,13 @@ export class SigningKeys {
    */
   async rotate(): Promise<SigningKeyRecord> {
     const row = await this.db.transaction(async (tx) => {
-      await tx.execute(LOCK);
+      await tx.execute(this.lock);
       await tx
-        .update(oauthSigningKeys)
-        .set({ retiredAt: this.clock.now(), privateJwkSealed: null })
-        .where(isNull(oauthSigningKeys.retiredAt));
+        .update(this.table)
+        .set({ retiredAt: this.clock.now(), privateJwkSealed: null } as never)
+        .where(isNull(this.table.retiredAt));
       const created = await this.insertKey(tx);
-      await Notifier.notify(tx, CHANNEL, created.kid);
+      await Notifier.notify(tx, this.channel, created.kid);
       return created;
     });
     this.forget();
@@ -129,10 +178,10 @@ export class SigningKeys {
 
   /** Every key, newest first, with its status now. */
   async list(): Promise<SigningKeyRecord[]> {
-    const rows = await this.db
+    const rows = (await this.db
       .select()
-      .from(oauthSigningKeys)
-      .orderBy(sql`${oauthSigningKeys.createdAt} desc`);
+      .from(this.table)
+      .orderBy(sql`${this.table.createdAt} desc`)) as unknown as KeyRow[];
     return rows.map((r) => this.record(r));
   }
 
@@ -177,7 +226,7 @@ export class SigningKeys {
    * @returns the function that unsubscribes.
    */
   async listen(notifier: Notifier): Promise<() => Promise<void>> {
-    const unlisten = await notifier.listen(CHANNEL, () => this.forget());
+    const unlisten = await notifier.listen(this.channel, () => this.forget());
     const unresync = notifier.onResync(() => this.forget());
     return async () => {
       unresync();
@@ -190,7 +239,7 @@ export class SigningKeys {
     let rows = this.rows;
     if (!rows) {
       const generation = this.generation;
-      this.loading ??= this.db.select().from(oauthSigningKeys).execute();
+      this.loading ??= this.db.select().from(this.table).execute() as unknown as Promise<KeyRow[]>;
       const loading = this.loading;
       rows = await loading;
       if (this.loading === loading) this.loading = undefined;
@@ -232,32 +281,30 @@ export class SigningKeys {
     };
   }
 
-  private async insertKey(tx: Parameters<Parameters<Db['transaction']>[0]>[0]): Promise<KeyRow> {
+  private async insertKey(tx: Tx): Promise<KeyRow> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
     const kid = randomBytes(16).toString('base64url');
     const privateJwk = await exportJWK(privateKey);
-    const [row] = await tx
-      .insert(oauthSigningKeys)
+    const [row] = (await tx
+      .insert(this.table)
       .values({
         kid,
         alg: SIGNING_ALGORITHM,
         publicJwk: { ...(await exportJWK(publicKey)) },
-        privateJwkSealed: this.secrets.encrypt(JSON.stringify(privateJwk), sealContext(kid)),
+        privateJwkSealed: this.secrets.encrypt(JSON.stringify(privateJwk), `${this.sealPrefix}:${kid}`),
         maxTokenTtlSeconds: this.options.tokenTtlSeconds,
         createdAt: this.clock.now(),
-      })
-      .returning();
+      } as never)
+      .returning()) as unknown as KeyRow[];
     return row!;
   }
 
   private async toActive(row: KeyRow): Promise<ActiveKey> {
     if (!row.privateJwkSealed) throw new Error(`signing key ${row.kid} has no private key`);
-    const jwk = JSON.parse(this.secrets.decrypt(row.privateJwkSealed, sealContext(row.kid))) as JWK;
+    const jwk = JSON.parse(
+      this.secrets.decrypt(row.privateJwkSealed, `${this.sealPrefix}:${row.kid}`),
+    ) as JWK;
     const privateKey = (await importJWK(jwk, SIGNING_ALGORITHM)) as CryptoKey;
     return { kid: row.kid, privateKey, maxTokenTtlSeconds: row.maxTokenTtlSeconds };
   }
-}
-
-function sealContext(kid: string): string {
-  return `payments:oauth-signing-key:${kid}`;
 }

@@ -324,15 +324,13 @@ CREATE TABLE "media_buying"."sign_in_throttle" (
 );
 --> statement-breakpoint
 CREATE TABLE "media_buying"."signing_keys" (
-	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "media_buying"."signing_keys_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
-	"kid" text NOT NULL,
+	"kid" text PRIMARY KEY NOT NULL,
 	"alg" text NOT NULL,
 	"public_jwk" jsonb NOT NULL,
-	"private_jwk_sealed" text NOT NULL,
+	"private_jwk_sealed" text,
+	"max_token_ttl_seconds" integer NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
-	"retired_at" timestamp with time zone,
-	"remove_after" timestamp with time zone,
-	CONSTRAINT "signing_keys_kid_unique" UNIQUE("kid")
+	"retired_at" timestamp with time zone
 );
 --> statement-breakpoint
 CREATE TABLE "media_buying"."signup_recovery_tokens" (
