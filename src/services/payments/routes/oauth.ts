@@ -15,7 +15,6 @@ import { ApiError } from '../../../platform/errors.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import type { SigningKeyRecord as KeyRecord, SigningKeys } from '../../../platform/signing-keys.ts';
-import { unstorableIssue } from '../../../platform/storable-input.ts';
 import type { AuthenticatedClient, OAuthClientRecord, OAuthClients } from '../oauth-clients.ts';
 import {
   formatOAuthError,
