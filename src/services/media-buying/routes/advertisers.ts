@@ -5,7 +5,7 @@
  * so pages never repeat or skip a row.
  */
 import { Type } from '@sinclair/typebox';
-import { and, asc, count, eq, isNull } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { Int4 } from '../../../platform/schemas.ts';
 import { advertisers } from '../db/schema.ts';
@@ -55,11 +55,19 @@ export function registerAdvertiserRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       const take = request.query.take ?? 50;
       const skip = request.query.skip ?? 0;
       const where = and(eq(advertisers.organizationId, orgId), isNull(advertisers.archivedAt));
-      const [rows, [total]] = await Promise.all([
-        db.select().from(advertisers).where(where).orderBy(asc(advertisers.id)).limit(take).offset(skip),
-        db.select({ n: count() }).from(advertisers).where(where),
-      ]);
-      return ctx.list(rows.map(view), { skip, take, total: total!.n });
+      // One query: the page and the total (a window count); past the last row the count is asked on its own.
+      const page = await db
+        .select({ row: advertisers, total: sql<number>`count(*) over ()`.mapWith(Number) })
+        .from(advertisers)
+        .where(where)
+        .orderBy(asc(advertisers.id))
+        .limit(take)
+        .offset(skip);
+      const rows = page.map((p) => p.row);
+      const total =
+        page[0]?.total ??
+        (skip === 0 ? 0 : (await db.select({ n: count() }).from(advertisers).where(where))[0]!.n);
+      return ctx.list(rows.map(view), { skip, take, total });
     },
   );
 

@@ -53,6 +53,14 @@ describe('media buying: the REST envelope and the error table', () => {
       ['C', 'D'],
     );
     assert.equal(last.meta.pagination.hasMore, false);
+    const past = (
+      await h.bearer(h.demo.apiKey, { url: '/api/v2/buyer/advertisers?take=2&skip=10' })
+    ).json() as {
+      data: unknown[];
+      meta: { pagination: unknown };
+    };
+    assert.deepEqual(past.data, []);
+    assert.deepEqual(past.meta.pagination, { skip: 10, take: 2, total: 4, hasMore: false });
   });
 
   test('HEAD answers as GET with no body', async () => {
