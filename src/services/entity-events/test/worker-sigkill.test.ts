@@ -10,7 +10,9 @@ import { startWorkerFixture, type WorkerFixture } from './support/worker-fixture
  * it) and gets SIGKILL while it is posting to a slow receiver. Nothing is settled or released: the deliveries it had
  * claimed stay `in_flight` and its Graphile Worker jobs stay locked (for up to 4 hours). The sweeper puts the claims
  * back, a second worker process finishes, and every event reaches the receiver; only the deliveries that were in
- * flight at the kill may arrive twice (at-least-once).
+ * flight at the kill may arrive twice (at-least-once), with the same `X-Delivery-Id`. The attempt log shows the
+ * attempt the kill cut off: `in_progress` after the kill, `interrupted` once swept, followed by the attempt that
+ * succeeded.
  */
 let fixture: WorkerFixture;
 const EVENTS = 40;
@@ -63,6 +65,28 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   ).rows as { key: string | null; delivery_id: string }[];
   const lockedIds = new Set(locked.map((j) => j.delivery_id));
   for (const d of inFlight) assert.ok(lockedIds.has(d.id), `the job of in-flight ${d.id} is still locked`);
+  // Each attempt the kill cut off is in the log, written before its POST: in progress, no outcome.
+  const attemptsOf = async (ids: string[]) =>
+    (
+      await pool.query(
+        `select delivery_id, attempt_number, status, status_code, duration_ms, error
+           from entity_events.delivery_attempts where delivery_id = any($1) order by delivery_id, attempt_number`,
+        [ids],
+      )
+    ).rows as {
+      delivery_id: string;
+      attempt_number: number;
+      status: string;
+      status_code: number | null;
+      duration_ms: number | null;
+      error: string | null;
+    }[];
+  const cutOff = inFlight.map((d) => d.id);
+  assert.deepEqual(
+    (await attemptsOf(cutOff)).map((a) => [a.delivery_id, a.attempt_number, a.status, a.duration_ms]),
+    cutOff.map((id) => [id, 1, 'in_progress', null]),
+    'every delivery in flight at the kill has its attempt logged, in progress',
+  );
 
   // The sweeper re-queues claims older than 60 s by the service clock. The worker is another process on the
   // system clock, so a ManualClock cannot be shared with it (moving only the API's clock would set
@@ -86,6 +110,13 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     assert.deepEqual(rows[0], { runnable: 1, locked_keyed: 0 }, `a runnable job for ${d.id}`);
   }
 
+  // The sweep marked the cut-off attempts: interrupted, no outcome, the delivery due again at once.
+  for (const a of await attemptsOf(cutOff)) {
+    assert.equal(a.status, 'interrupted', a.delivery_id);
+    assert.equal(a.status_code, null);
+    assert.match(a.error ?? '', /^interrupted/);
+  }
+
   await fixture.startWorkerProcess();
   // At-least-once, no more: only an event whose delivery was in flight at the kill may arrive twice.
   await assertDeliveredAtLeastOnce(
@@ -95,4 +126,16 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     new Set(inFlight.map((d) => d.event_id)),
     90_000,
   );
+  // The log of a cut-off delivery: the interrupted attempt, then the one that succeeded; every other delivery has
+  // one attempt, and none is left in progress.
+  const log = (
+    await pool.query(
+      `select d.id, array_agg(a.status order by a.attempt_number) as statuses
+         from entity_events.deliveries d join entity_events.delivery_attempts a on a.delivery_id = d.id
+        group by d.id`,
+    )
+  ).rows as { id: string; statuses: string[] }[];
+  assert.equal(log.length, EVENTS);
+  for (const d of log)
+    assert.deepEqual(d.statuses, cutOff.includes(d.id) ? ['interrupted', 'succeeded'] : ['succeeded'], d.id);
 });
