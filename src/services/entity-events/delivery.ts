@@ -104,7 +104,6 @@ interface ClaimedRow {
   tenant_id: string;
   attempt_count: number;
   replay_of: string | null;
-  attempt_id: number;
   partner_id: string;
   event_id: string | null;
   entity_type: EntityType;
@@ -219,31 +218,26 @@ export class DeliveryEngine {
   /**
    * Runs one attempt of delivery `id` (the `entity-events:deliver` task). A delivery that is not `pending` or not
    * due yet is left alone (the job was early, or another worker has it). If its webhook is no longer active or its
-   * enrollment no longer active, it is `cancelled` without a POST. Claiming, loading and logging the attempt as
-   * `in_progress` is one statement, and an outcome is recorded in one statement, so an attempt costs two round trips
-   * besides the POST (a failure with a retry left adds its job in the same transaction).
+   * enrollment no longer active, it is `cancelled` without a POST. Claiming and loading is one statement, and an
+   * outcome is recorded in one statement, so an attempt costs two round trips besides the POST (a failure with a
+   * retry left adds its job in the same transaction).
+   *
+   * The claim is the attempt's write-ahead record: it commits before the POST (`in_flight`, `claimed_at`, the
+   * attempt's number in `attempt_count`), the log shows it as the attempt `in_progress` ({@link get}), and the
+   * attempt row is written with its outcome, or by the sweeper as `interrupted` when the worker vanished first. So an
+   * attempt cut off by a crash is never lost from the log, at no extra write on the delivery path.
    */
   async deliver(id: string): Promise<void> {
     const now = this.clock.now();
     const nowIso = now.toISOString();
-    // The attempt row is written with the claim, before the POST, so an attempt cut off by a crash stays in the log
-    // (the sweeper marks it `interrupted` when it puts the delivery back).
     const result = await this.db.execute(sql`
       with c as (
         update entity_events.deliveries
            set status = 'in_flight', claimed_at = ${nowIso}::timestamptz, attempt_count = attempt_count + 1
          where id = ${id} and status = 'pending' and next_attempt_at <= ${nowIso}::timestamptz
         returning id, tenant_id, event_id, enrollment_id, webhook_id, attempt_count, replay_of
-      ), a as (
-        insert into entity_events.delivery_attempts (delivery_id, attempt_number, attempted_at, status)
-        select c.id,
-               (select coalesce(max(x.attempt_number), 0) + 1 from entity_events.delivery_attempts x
-                 where x.delivery_id = c.id),
-               ${nowIso}::timestamptz, 'in_progress'
-          from c
-        returning id
       )
-      select c.id, c.tenant_id, c.attempt_count, c.replay_of, (select a.id from a) as attempt_id, t.partner_id,
+      select c.id, c.tenant_id, c.attempt_count, c.replay_of, t.partner_id,
              ev.id as event_id, ev.entity_type, ev.entity_id, ev.event_name, ev.event_time, ev.data,
              en.id as enrollment_id, en.enrollment_key, en.api_version, en.status as enrollment_status,
              en.webhook_id as enrollment_webhook_id,
@@ -259,18 +253,20 @@ export class DeliveryEngine {
         left join entity_events.enrollments en on en.id = c.enrollment_id`);
     const row = result.rows[0] as ClaimedRow | undefined;
     if (!row) return;
-    const attemptId = Number(row.attempt_id);
     const reason = cancellationReason(row);
     if (reason) {
-      // No POST: the claim is undone (the attempt does not count, and its log row goes).
-      await this.db.execute(sql`
-        with d as (
-          update entity_events.deliveries
-             set status = 'cancelled', last_error = ${reason}, completed_at = ${nowIso}::timestamptz,
-                 next_attempt_at = null, claimed_at = null, attempt_count = attempt_count - 1
-           where id = ${id}
-        )
-        delete from entity_events.delivery_attempts where id = ${attemptId}`);
+      // No POST: the claim is undone (the attempt does not count and is not logged).
+      await this.db
+        .update(deliveries)
+        .set({
+          status: 'cancelled',
+          lastError: reason,
+          completedAt: now,
+          nextAttemptAt: null,
+          claimedAt: null,
+          attemptCount: row.attempt_count - 1,
+        })
+        .where(eq(deliveries.id, id));
       return;
     }
     const payload = deliveryPayload(row);
@@ -285,7 +281,7 @@ export class DeliveryEngine {
       replayOf: row.replay_of,
     });
     await this.record(
-      { id: row.id, attemptId, attemptCount: row.attempt_count },
+      { id: row.id, claimedAt: now, attemptCount: row.attempt_count },
       {
         id: row.webhook_id,
         failingSince: row.webhook_failing_since ? new Date(row.webhook_failing_since) : null,
@@ -295,7 +291,8 @@ export class DeliveryEngine {
   }
 
   /**
-   * Records the outcome of a claimed attempt: the attempt row and the delivery's new state, and the webhook's health
+   * Records the outcome of a claimed attempt: its attempt row (`attempted_at` = the claim) and the delivery's new
+   * state, and the webhook's health
    * (a success ends a failing streak; a failure starts one, or disables the webhook when the streak is
    * {@link AUTO_DISABLE_AFTER_MS} old; a 410 disables it at once), in one statement. A retry's job is added in the
    * same transaction.
@@ -304,7 +301,7 @@ export class DeliveryEngine {
    *   case writes what it wrote before; the update itself re-checks the row.
    */
   private async record(
-    claimed: { id: string; attemptId: number; attemptCount: number },
+    claimed: { id: string; claimedAt: Date; attemptCount: number },
     webhook: { id: string; failingSince: Date | null },
     outcome: AttemptOutcome,
   ): Promise<void> {
@@ -360,11 +357,16 @@ export class DeliveryEngine {
                  last_status_code = ${outcome.status_code}::int, last_error = ${error},
                  completed_at = ${status === 'pending' ? null : nowIso}::timestamptz
            where id = ${claimed.id}
+          returning id
         )${health ? sql`, h as (${health})` : sql``}
-        update entity_events.delivery_attempts
-           set status = ${outcome.success ? 'succeeded' : 'failed'}, status_code = ${outcome.status_code}::int,
-               duration_ms = ${outcome.duration_ms}::int, error = ${error}, next_attempt_at = ${nextIso}::timestamptz
-         where id = ${claimed.attemptId}`);
+        insert into entity_events.delivery_attempts
+          (delivery_id, attempt_number, attempted_at, status, status_code, duration_ms, error, next_attempt_at)
+        select d.id,
+               (select coalesce(max(a.attempt_number), 0) + 1 from entity_events.delivery_attempts a
+                 where a.delivery_id = d.id),
+               ${claimed.claimedAt.toISOString()}::timestamptz, ${outcome.success ? 'succeeded' : 'failed'},
+               ${outcome.status_code}::int, ${outcome.duration_ms}::int, ${error}, ${nextIso}::timestamptz
+          from d`);
     if (!next) {
       await write(this.db);
       return;
@@ -382,24 +384,34 @@ export class DeliveryEngine {
   /**
    * Queues every delivery that is due by the service clock (`pending` with `next_attempt_at <= now`), and puts back
    * `in_flight` deliveries whose worker vanished (claimed more than 60 s ago): at-least-once. The attempt such a
-   * worker left `in_progress` is marked `interrupted` (it counts against the 8 attempts: the receiver may have got
-   * it). Runs every minute (cron) and from the operator API. Returns how many were queued.
+   * worker had in progress is logged `interrupted`, at its claim time (it counts against the 8 attempts: the
+   * receiver may have got it). Runs every minute (cron) and from the operator API. Returns how many were queued.
    */
   async sweep(limit = 1000): Promise<number> {
     const now = this.clock.now();
     const nowIso = now.toISOString();
     const staleBefore = new Date(now.getTime() - this.staleClaimMs).toISOString();
+    // `stale` locks the claims and keeps their claim time (the update's RETURNING sees the new, null one); a claim
+    // settled meanwhile by its worker no longer matches and is left alone.
     await this.db.execute(sql`
-      with s as (
-        update entity_events.deliveries
-           set status = 'pending', next_attempt_at = ${nowIso}::timestamptz, claimed_at = null
+      with stale as (
+        select id, claimed_at from entity_events.deliveries
          where status = 'in_flight' and claimed_at < ${staleBefore}::timestamptz
-        returning id
+        for update
+      ), s as (
+        update entity_events.deliveries d
+           set status = 'pending', next_attempt_at = ${nowIso}::timestamptz, claimed_at = null
+          from stale
+         where d.id = stale.id
+        returning d.id, stale.claimed_at
       )
-      update entity_events.delivery_attempts a
-         set status = 'interrupted', error = ${INTERRUPTED_ERROR}, next_attempt_at = ${nowIso}::timestamptz
-        from s
-       where a.delivery_id = s.id and a.status = 'in_progress'`);
+      insert into entity_events.delivery_attempts
+        (delivery_id, attempt_number, attempted_at, status, error, next_attempt_at)
+      select s.id,
+             (select coalesce(max(a.attempt_number), 0) + 1 from entity_events.delivery_attempts a
+               where a.delivery_id = s.id),
+             s.claimed_at, 'interrupted', ${INTERRUPTED_ERROR}, ${nowIso}::timestamptz
+        from s`);
     const due = await this.db
       .select({ id: deliveries.id })
       .from(deliveries)
@@ -431,8 +443,9 @@ export class DeliveryEngine {
   }
 
   /**
-   * One delivery with its attempt log, both read from one snapshot (a delivery being claimed is never shown
-   * `pending` next to the attempt its claim logged). @throws ApiError 404 `delivery_not_found`.
+   * One delivery with its attempt log, both read from one snapshot. A delivery `in_flight` shows its claim as the
+   * last attempt, `in_progress` (attempted at the claim, no outcome yet): the attempt being made, or the one a
+   * vanished worker left until the sweeper logs it `interrupted`. @throws ApiError 404 `delivery_not_found`.
    */
   async get(who: TenantPrincipal, webhookId: string, deliveryId: string) {
     await this.webhookService.getRow(who, webhookId);
@@ -458,18 +471,26 @@ export class DeliveryEngine {
       },
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
     );
-    return {
-      ...deliveryView(row),
-      attempts: attempts.map((a) => ({
-        attempt_number: a.attemptNumber,
-        attempted_at: a.attemptedAt.toISOString(),
-        status: a.status,
-        status_code: a.statusCode,
-        duration_ms: a.durationMs,
-        error: a.error,
-        next_attempt_at: a.nextAttemptAt ? a.nextAttemptAt.toISOString() : null,
-      })),
-    };
+    const log = attempts.map((a) => ({
+      attempt_number: a.attemptNumber,
+      attempted_at: a.attemptedAt.toISOString(),
+      status: a.status,
+      status_code: a.statusCode,
+      duration_ms: a.durationMs,
+      error: a.error,
+      next_attempt_at: a.nextAttemptAt ? a.nextAttemptAt.toISOString() : null,
+    }));
+    if (row.status === 'in_flight' && row.claimedAt)
+      log.push({
+        attempt_number: (attempts.at(-1)?.attemptNumber ?? 0) + 1,
+        attempted_at: row.claimedAt.toISOString(),
+        status: 'in_progress',
+        status_code: null,
+        duration_ms: null,
+        error: null,
+        next_attempt_at: null,
+      });
+    return { ...deliveryView(row), attempts: log };
   }
 
   /**
@@ -533,7 +554,7 @@ export class DeliveryEngine {
           createdAt: now,
           replayOf: current.id,
         })
-        .onConflictDoNothing({ target: deliveries.replayOf })
+        .onConflictDoNothing({ target: deliveries.replayOf, where: sql`replay_of is not null` })
         .returning();
       if (!created) {
         const [earlier] = await tx
@@ -607,7 +628,7 @@ export class DeliveryEngine {
         select 'dl_' || replace(gen_random_uuid()::text, '-', ''), ${who.tenantId}, p.event_id, p.enrollment_id,
                ${webhookId}, 'pending', 0, ${nowIso}::timestamptz, ${nowIso}::timestamptz, p.id
           from picked p
-        on conflict (replay_of) do nothing
+        on conflict (replay_of) where replay_of is not null do nothing
         returning id
       ), jobs as (${addDeliverJobs(sql`ins`)})
       select (select n from jobs) as recovered,

@@ -179,17 +179,19 @@ export const deliveries = entityEventsSchema.table(
     uniqueIndex('deliveries_event_enrollment_uq')
       .on(t.eventId, t.enrollmentId)
       .where(sql`${t.replayOf} is null`),
-    uniqueIndex('deliveries_replay_of_uq').on(t.replayOf),
+    // Partial: the fan-out's deliveries (no replay_of) get no entry, so the delivery path maintains no extra index.
+    uniqueIndex('deliveries_replay_of_uq').on(t.replayOf).where(sql`${t.replayOf} is not null`),
     index('deliveries_webhook_idx').on(t.webhookId, t.createdAt),
     index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('pending', 'in_flight')`),
   ],
 );
 
 /**
- * The attempt log of a delivery: one row per POST (time, status code, duration, error, next attempt). The row is
- * written `in_progress` when the worker claims the delivery, before the POST, and settled `succeeded` or `failed`
- * after it; the sweeper marks the row of a worker that vanished mid-attempt `interrupted` (no outcome is known: the
- * receiver may or may not have got it). `durationMs` is null until an outcome is recorded.
+ * The attempt log of a delivery: one row per POST (time, status code, duration, error, next attempt), written with
+ * its outcome (`succeeded`, `failed`); `attemptedAt` is when the worker claimed the delivery, before the POST. The
+ * attempt in progress is the delivery's claim (`in_flight`, `claimedAt`) and is shown from it; when its worker
+ * vanishes, the sweeper writes it here as `interrupted` (no outcome is known: the receiver may or may not have got
+ * it; `durationMs` and `statusCode` null). The column's default, `in_progress`, names a row without an outcome.
  */
 export const deliveryAttempts = entityEventsSchema.table(
   'delivery_attempts',

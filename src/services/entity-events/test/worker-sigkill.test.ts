@@ -50,9 +50,10 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   // still locked by it, which Graphile Worker would only release after 4 hours.
   const inFlight = (
     await pool.query(
-      `select id, event_id from entity_events.deliveries where status = 'in_flight' order by id`,
+      `select id, event_id, webhook_id, claimed_at from entity_events.deliveries
+        where status = 'in_flight' order by id`,
     )
-  ).rows as { id: string; event_id: string }[];
+  ).rows as { id: string; event_id: string; webhook_id: string; claimed_at: Date }[];
   assert.ok(inFlight.length >= 1, 'the kill caught deliveries in flight');
   const locked = (
     await pool.query(
@@ -65,28 +66,33 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   ).rows as { key: string | null; delivery_id: string }[];
   const lockedIds = new Set(locked.map((j) => j.delivery_id));
   for (const d of inFlight) assert.ok(lockedIds.has(d.id), `the job of in-flight ${d.id} is still locked`);
-  // Each attempt the kill cut off is in the log, written before its POST: in progress, no outcome.
-  const attemptsOf = async (ids: string[]) =>
-    (
-      await pool.query(
-        `select delivery_id, attempt_number, status, status_code, duration_ms, error
-           from entity_events.delivery_attempts where delivery_id = any($1) order by delivery_id, attempt_number`,
-        [ids],
-      )
-    ).rows as {
-      delivery_id: string;
+  // Each attempt the kill cut off is in the log: its claim, committed before the POST, is shown as the attempt in
+  // progress, with no outcome.
+  const logOf = async (webhookId: string, deliveryId: string) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/v2/webhooks/${webhookId}/deliveries/${deliveryId}`,
+      headers: { api_key: key },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().attempts as {
       attempt_number: number;
+      attempted_at: string;
       status: string;
       status_code: number | null;
       duration_ms: number | null;
       error: string | null;
     }[];
+  };
   const cutOff = inFlight.map((d) => d.id);
-  assert.deepEqual(
-    (await attemptsOf(cutOff)).map((a) => [a.delivery_id, a.attempt_number, a.status, a.duration_ms]),
-    cutOff.map((id) => [id, 1, 'in_progress', null]),
-    'every delivery in flight at the kill has its attempt logged, in progress',
-  );
+  for (const d of inFlight) {
+    const attempts = await logOf(d.webhook_id, d.id);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt_number, a.status, a.attempted_at, a.duration_ms]),
+      [[1, 'in_progress', d.claimed_at.toISOString(), null]],
+      `the attempt in flight at the kill is in the log of ${d.id}`,
+    );
+  }
 
   // The sweeper re-queues claims older than 60 s by the service clock. The worker is another process on the
   // system clock, so a ManualClock cannot be shared with it (moving only the API's clock would set
@@ -110,11 +116,17 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     assert.deepEqual(rows[0], { runnable: 1, locked_keyed: 0 }, `a runnable job for ${d.id}`);
   }
 
-  // The sweep marked the cut-off attempts: interrupted, no outcome, the delivery due again at once.
-  for (const a of await attemptsOf(cutOff)) {
-    assert.equal(a.status, 'interrupted', a.delivery_id);
-    assert.equal(a.status_code, null);
-    assert.match(a.error ?? '', /^interrupted/);
+  // The sweep logged the cut-off attempts: interrupted, at their claim time (made 2 minutes older above), no
+  // outcome; the delivery is due again.
+  for (const d of inFlight) {
+    const [a, ...more] = await logOf(d.webhook_id, d.id);
+    assert.deepEqual(more, [], d.id);
+    assert.deepEqual(
+      [a!.attempt_number, a!.status, a!.attempted_at, a!.status_code, a!.duration_ms],
+      [1, 'interrupted', new Date(d.claimed_at.getTime() - 120_000).toISOString(), null, null],
+      d.id,
+    );
+    assert.match(a!.error ?? '', /^interrupted/);
   }
 
   await fixture.startWorkerProcess();
