@@ -291,11 +291,10 @@ export class DeliveryEngine {
   }
 
   /**
-   * Records the outcome of a claimed attempt: its attempt row (`attempted_at` = the claim) and the delivery's new
-   * state, and the webhook's health
-   * (a success ends a failing streak; a failure starts one, or disables the webhook when the streak is
-   * {@link AUTO_DISABLE_AFTER_MS} old; a 410 disables it at once), in one statement. A retry's job is added in the
-   * same transaction.
+   * Records the outcome of a claimed attempt: its attempt row (`attempted_at` = the claim), the delivery's new state
+   * and the webhook's health (a success ends a failing streak; a failure starts one, or disables the webhook when the
+   * streak is {@link AUTO_DISABLE_AFTER_MS} old; a 410 disables it at once), in one statement. A retry's job is added
+   * in the same transaction.
    * @param webhook its id and `failing_since` as the claim read it: the health update is left out of the statement
    *   when it could change nothing (a success on a healthy webhook, a failure inside a young streak), so the common
    *   case writes what it wrote before; the update itself re-checks the row.

@@ -56,8 +56,8 @@ export function registerDeliveryRoutes(app: ServiceApp, ctx: EntityEventsRouteCo
         tags: ['deliveries'],
         summary: 'A delivery with its attempt log (time, status code, duration, error, next attempt)',
         description:
-          'Each attempt is logged when it starts (`in_progress`) and settled `succeeded` or `failed`; an attempt ' +
-          'whose worker crashed is marked `interrupted` when the delivery is put back.',
+          'Attempts are `succeeded` or `failed`; while the delivery is `in_flight` its current attempt is listed ' +
+          'last as `in_progress`, and one whose worker crashed is logged `interrupted` when the delivery is put back.',
         security,
         params: DeliveryParams,
         response: {
