@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { type SQL, sql } from 'drizzle-orm';
 import { defineTask } from '../../platform/jobs.ts';
 import type { AppLogger } from '../../platform/logger.ts';
 import type { DeliveryEngine } from './delivery.ts';
@@ -19,6 +20,18 @@ export const deliverTask = defineTask(
   Type.Object({ deliveryId: Type.String({ pattern: '^dl_[0-9a-f]{32}$' }) }),
   async ({ deliveryId }, deps: EntityEventsJobDeps) => deps.delivery.deliver(deliveryId),
 );
+
+/**
+ * SQL: a `select` adding one {@link deliverTask} job per row of `rows` (a CTE or table with an `id` column of delivery
+ * ids) with Graphile Worker's `add_jobs`, under the task's name, key scheme (`entity-events:deliver:<delivery id>`) and
+ * payload `{deliveryId}`, due now; its one column `n` counts the jobs. Built in SQL so a statement that creates
+ * deliveries adds their jobs in the same round trip; the payloads are checked by the worker only.
+ */
+export function addDeliverJobs(rows: SQL): SQL {
+  return sql`select count(*)::int as n from graphile_worker.add_jobs(
+      array(select row(${deliverTask.name}, json_build_object('deliveryId', r.id), null, null, 5,
+                       ${`${deliverTask.name}:`} || r.id, null, null)::graphile_worker.job_spec from ${rows} r))`;
+}
 
 /** Every minute (cron): queues every due delivery and puts back lost claims ({@link DeliveryEngine.sweep}). */
 export const sweepDueTask = defineTask(

@@ -41,7 +41,19 @@ export const WebhookProps = {
   headers: Type.Array(Type.String()),
   payload_format: PayloadFormat,
   status: StringEnum(['active', 'disabled'] as const),
-  disabled_reason: nullableString,
+  disabled_reason: Type.Union([StringEnum(['caller', 'gone', 'failing'] as const), Type.Null()], {
+    description:
+      'Why the webhook is disabled: `caller` (PATCH status disabled), `gone` (the receiver answered 410) or ' +
+      '`failing` (every attempt failed for 5 days); null while active',
+  }),
+  disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the webhook was disabled; null while active',
+  }),
+  failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      'The first failed attempt since the last successful one; null while deliveries succeed. The webhook is ' +
+      'disabled (`failing`) when an attempt fails 5 days or more after this',
+  }),
   legacy: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   last_modified_time: Type.String({ format: 'date-time' }),
@@ -193,7 +205,9 @@ export const fetchEventsBody = (entity: 'business' | 'prospect') =>
   );
 
 export const DeliverySchema = Type.Object({
-  delivery_id: Type.String(),
+  delivery_id: Type.String({
+    description: 'Sent as `X-Delivery-Id` on every attempt of this delivery: the de-duplication key',
+  }),
   webhook_id: Type.String(),
   event_id: Type.String(),
   enrollment_id: Type.String(),
@@ -204,12 +218,23 @@ export const DeliverySchema = Type.Object({
   last_error: nullableString,
   created_at: Type.String(),
   completed_at: nullableString,
+  replay_of: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The delivery this one replays (a replay or a recover; also the `X-Replay-Of` header); else null',
+  }),
 });
 export const AttemptSchema = Type.Object({
   attempt_number: Type.Integer(),
-  attempted_at: Type.String(),
+  attempted_at: Type.String({ description: 'When the attempt started (the worker claimed the delivery)' }),
+  status: StringEnum(['in_progress', 'succeeded', 'failed', 'interrupted'] as const, {
+    description:
+      '`in_progress` while the POST runs; `interrupted` when its worker stopped (a crash) before recording an ' +
+      'outcome: the receiver may or may not have got it, and the next attempt carries the same `X-Delivery-Id`',
+  }),
   status_code: Type.Union([Type.Integer(), Type.Null()]),
-  duration_ms: Type.Integer(),
+  duration_ms: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Null while in progress or when interrupted',
+  }),
   error: nullableString,
   next_attempt_at: nullableString,
 });
@@ -221,6 +246,37 @@ export const DeliveryListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   offset: Type.Optional(Int4({ default: 0 })),
   status: Type.Optional(StringEnum(['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'] as const)),
+});
+
+export const RecoverBody = Type.Object(
+  {
+    since: Type.String({
+      maxLength: 64,
+      description: 'RFC 3339; deliveries created at or after this (at most 14 days ago)',
+    }),
+    until: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'RFC 3339; deliveries created at or before this (default now)',
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ since: '2026-05-01T00:00:00Z' }] },
+);
+export const RecoverResponse = withContext({
+  webhook_id: Type.String(),
+  since: Type.String({ format: 'date-time' }),
+  until: Type.String({ format: 'date-time' }),
+  recovered: Type.Integer({
+    description: 'New deliveries queued now, each replaying one failed or cancelled delivery',
+  }),
+  remaining: Type.Integer({
+    description:
+      'Deliveries of the window left beyond the 1,000 of one call: call again with the same window',
+  }),
+  skipped: Type.Integer({
+    description: 'Failed or cancelled deliveries whose enrollment no longer sends the event to this webhook',
+  }),
 });
 
 export const LegacyWebhookBody = Type.Object(

@@ -13,7 +13,7 @@ import { checkEventData, type EntityType, isKnownEventType } from './catalogue.t
 import { events } from './db/schema.ts';
 import { checkEventTypes, checkIds, ENTITY_ID } from './enrollments.ts';
 import { type Issue, invalidRequest, throwIfIssues } from './entity-events-errors.ts';
-import { deliverTask } from './entity-events-jobs.ts';
+import { addDeliverJobs } from './entity-events-jobs.ts';
 
 /** At most this many entity ids per fetch-events request (spec limits table). */
 export const MAX_FETCH_IDS = 40;
@@ -58,8 +58,8 @@ export function toEventView(row: typeof events.$inferSelect): EventView {
  * webhook), and one `entity-events:deliver` job per delivery (Graphile Worker `add_jobs`, same transaction: the
  * event, its deliveries and their jobs commit together or not at all). Each job has the key
  * `entity-events:deliver:<delivery id>`, so the sweeper re-queuing a due delivery replaces its job instead of adding
- * a second one. The jobs are those of {@link deliverTask} (its name, its key scheme, its payload `{deliveryId}`), built
- * here in SQL for one round trip: their payloads are checked by the worker only. Returns the number of deliveries.
+ * a second one ({@link addDeliverJobs}, in the same statement). An (event, enrollment) pair gets one delivery here;
+ * replays of it are further deliveries (`replay_of` set). Returns the number of deliveries.
  */
 export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promise<number> {
   if (eventIds.length === 0) return 0;
@@ -81,13 +81,10 @@ export async function fanOut(tx: Executor, eventIds: string[], now: Date): Promi
        and ((e.api_version = 'v2' and w.id = e.webhook_id and w.tenant_id = e.tenant_id and not w.legacy)
          or (e.api_version = 'v1' and w.legacy and w.partner_id = t.partner_id))
       where ev.id in (select json_array_elements_text(${idsJson}::json))
-      on conflict (event_id, enrollment_id) do nothing
+      on conflict (event_id, enrollment_id) where replay_of is null do nothing
       returning id
     )
-    select count(*)::int as n from graphile_worker.add_jobs(
-      array(select row(${deliverTask.name}, json_build_object('deliveryId', ins.id), null, null, 5,
-                       ${`${deliverTask.name}:`} || ins.id, null, null)::graphile_worker.job_spec from ins)
-    )`);
+    ${addDeliverJobs(sql`ins`)}`);
   return Number((result.rows[0] as { n: number } | undefined)?.n ?? 0);
 }
 

@@ -24,7 +24,11 @@ export const entityEventsService: ServiceDefinition = {
   description:
     'Delivers business and prospect events by signed webhook to tenant-scoped destinations according to ' +
     'enrollments, and serves the events on demand. Every answer carries `response_context`; errors add ' +
-    '`error: {code, message, details?}`. Management calls authenticate with the `api_key` header.',
+    '`error: {code, message, details?}`. Management calls authenticate with the `api_key` header. Every delivery ' +
+    'POST carries `X-Timestamp` and `X-Signature` (HMAC-SHA256 of `<timestamp>.<raw body>`) and `X-Delivery-Id`, ' +
+    'the same on every attempt of one delivery: the de-duplication key of at-least-once delivery (not signed; ' +
+    '`event_id` + `enrollment_id` in the signed body identify the event across replays). A replay carries ' +
+    '`X-Replay-Of`.',
   defaultPort: 4107,
   migrations: { schema: 'entity_events', folder: path.join(import.meta.dirname, 'db', 'migrations') },
   formatError: formatEntityEventsError,
@@ -32,7 +36,7 @@ export const entityEventsService: ServiceDefinition = {
     { name: 'webhooks', description: 'Webhook destinations of the tenant (v2)' },
     { name: 'enrollments', description: 'Which events of which entities go to which webhook' },
     { name: 'events', description: 'Fetch stored events on demand' },
-    { name: 'deliveries', description: 'Delivery attempt log and replay' },
+    { name: 'deliveries', description: 'Delivery attempt log, replay and recovery' },
     { name: 'v1', description: 'The earlier version: one partner-level webhook' },
   ],
   securitySchemes: {

@@ -25,6 +25,8 @@ const RESERVED_HEADERS = new Set([
   'host',
   'x-signature',
   'x-timestamp',
+  'x-delivery-id',
+  'x-replay-of',
   'transfer-encoding',
   'connection',
   'user-agent',
@@ -32,6 +34,11 @@ const RESERVED_HEADERS = new Set([
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export type PayloadFormat = 'json' | 'stringified_json';
+/**
+ * Why a webhook is disabled: `caller` (PATCH `status: disabled`), `gone` (the receiver answered 410), `failing`
+ * (every attempt failed for 5 days, see `AUTO_DISABLE_AFTER_MS` in delivery.ts).
+ */
+export type DisabledReason = 'caller' | 'gone' | 'failing';
 export type WebhookRow = typeof webhooks.$inferSelect;
 
 /** A webhook as the API shows it (spec: never the secret on read). */
@@ -44,7 +51,11 @@ export interface WebhookView {
   headers: string[];
   payload_format: PayloadFormat;
   status: 'active' | 'disabled';
-  disabled_reason: string | null;
+  disabled_reason: DisabledReason | null;
+  /** When it was disabled (RFC 3339); null while active. */
+  disabled_at: string | null;
+  /** The first failed attempt since the last success (RFC 3339); null while deliveries succeed. */
+  failing_since: string | null;
   legacy: boolean;
   created_at: string;
   last_modified_time: string;
@@ -170,7 +181,9 @@ export function toWebhookView(row: WebhookRow): WebhookView {
     headers: maskedHeaders(row.headers),
     payload_format: row.payloadFormat,
     status: row.status,
-    disabled_reason: row.disabledReason,
+    disabled_reason: row.disabledReason as DisabledReason | null,
+    disabled_at: row.disabledAt ? row.disabledAt.toISOString() : null,
+    failing_since: row.failingSince ? row.failingSince.toISOString() : null,
     legacy: row.legacy,
     created_at: row.createdAt.toISOString(),
     last_modified_time: row.lastModifiedTime.toISOString(),
@@ -308,7 +321,8 @@ export class WebhookService {
 
   /**
    * Updates name, description, url, headers, payload format or status (`disabled` keeps the destination and stops
-   * deliveries; pending retries are cancelled when they come due).
+   * deliveries; pending retries are cancelled when they come due). `status: active` re-enables a webhook disabled for
+   * any reason (`caller`, `gone`, `failing`): the reason, `disabled_at` and the failing streak are cleared.
    * @throws ApiError 400 (every bad header and URL problem at once), 404, 409 `webhook_name_taken`, 422
    *   `legacy_webhook_read_only`.
    */
@@ -335,8 +349,12 @@ export class WebhookService {
         if (input.headers !== undefined) set.headers = unmaskedHeaders(input.headers, current.headers);
         if (input.payload_format !== undefined) set.payloadFormat = input.payload_format;
         if (input.status !== undefined && input.status !== current.status) {
+          const disabled = input.status === 'disabled';
           set.status = input.status;
-          set.disabledReason = input.status === 'disabled' ? 'caller' : null;
+          set.disabledReason = disabled ? 'caller' : null;
+          set.disabledAt = disabled ? set.lastModifiedTime : null;
+          // A re-enabled webhook starts with a clean record: its next failure starts a new 5-day streak.
+          set.failingSince = null;
         }
         const [row] = await tx.update(webhooks).set(set).where(eq(webhooks.id, id)).returning();
         return toWebhookView(row!);
@@ -441,6 +459,8 @@ export class WebhookService {
             headers: input.headers ?? [],
             status: 'active',
             disabledReason: null,
+            disabledAt: null,
+            failingSince: null,
             secretSealed: this.secrets.encrypt(secret, existing.id),
             lastModifiedTime: now,
           })

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   bigint,
   boolean,
   index,
@@ -51,7 +52,9 @@ export const apiKeys = entityEventsSchema.table(
  * Webhooks. v2 webhooks belong to a tenant (`tenantId`, `legacy = false`); the v1 partner-level webhook has
  * `legacy = true`, no tenant, one per partner. `secretSealed` is the signing secret sealed with SecretBox (aad =
  * webhook id). Deletion is soft (`deletedAt`) so paused enrollments keep pointing at the id they had.
- * `status`: `active` | `disabled`; `disabledReason` is `caller` or `gone` (the receiver answered 410).
+ * `status`: `active` | `disabled`; `disabledReason` is `caller`, `gone` (the receiver answered 410) or `failing`
+ * (every attempt failed for 5 days), `disabledAt` when. `failingSince`: the first failed attempt since the last
+ * success (null while the webhook is healthy); re-enabling clears it.
  */
 export const webhooks = entityEventsSchema.table(
   'webhooks',
@@ -69,6 +72,8 @@ export const webhooks = entityEventsSchema.table(
     payloadFormat: text('payload_format', { enum: ['json', 'stringified_json'] }).notNull(),
     status: text('status', { enum: ['active', 'disabled'] }).notNull(),
     disabledReason: text('disabled_reason'),
+    disabledAt: ts('disabled_at'),
+    failingSince: ts('failing_since'),
     secretSealed: text('secret_sealed').notNull(),
     createdAt: ts('created_at').notNull(),
     lastModifiedTime: ts('last_modified_time').notNull(),
@@ -145,6 +150,8 @@ export const events = entityEventsSchema.table(
  * One delivery of one event to one enrollment's webhook. `status`: `pending` (waiting for its next attempt at
  * `nextAttemptAt`), `in_flight` (claimed by a worker at `claimedAt`), `succeeded`, `failed` (attempts exhausted, or
  * the receiver answered 410), `cancelled` (webhook disabled or deleted, or enrollment paused before the attempt).
+ * The fan-out makes one per (event, enrollment); a replay (one, or a recover) is a new delivery whose `replayOf` is
+ * the delivery it replays, and a delivery is replayed at most once (the unique index is the recover's natural key).
  */
 export const deliveries = entityEventsSchema.table(
   'deliveries',
@@ -166,15 +173,26 @@ export const deliveries = entityEventsSchema.table(
     lastError: text('last_error'),
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
+    replayOf: text('replay_of').references((): AnyPgColumn => deliveries.id),
   },
   (t) => [
-    uniqueIndex('deliveries_event_enrollment_uq').on(t.eventId, t.enrollmentId),
+    uniqueIndex('deliveries_event_enrollment_uq')
+      .on(t.eventId, t.enrollmentId)
+      .where(sql`${t.replayOf} is null`),
+    // Partial: the fan-out's deliveries (no replay_of) get no entry, so the delivery path maintains no extra index.
+    uniqueIndex('deliveries_replay_of_uq').on(t.replayOf).where(sql`${t.replayOf} is not null`),
     index('deliveries_webhook_idx').on(t.webhookId, t.createdAt),
     index('deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} in ('pending', 'in_flight')`),
   ],
 );
 
-/** The attempt log of a delivery: one row per POST (time, status code, duration, error, next attempt). */
+/**
+ * The attempt log of a delivery: one row per POST (time, status code, duration, error, next attempt), written with
+ * its outcome (`succeeded`, `failed`); `attemptedAt` is when the worker claimed the delivery, before the POST. The
+ * attempt in progress is the delivery's claim (`in_flight`, `claimedAt`) and is shown from it; when its worker
+ * vanishes, the sweeper writes it here as `interrupted` (no outcome is known: the receiver may or may not have got
+ * it; `durationMs` and `statusCode` null). The column's default, `in_progress`, names a row without an outcome.
+ */
 export const deliveryAttempts = entityEventsSchema.table(
   'delivery_attempts',
   {
@@ -184,8 +202,11 @@ export const deliveryAttempts = entityEventsSchema.table(
       .references(() => deliveries.id),
     attemptNumber: integer('attempt_number').notNull(),
     attemptedAt: ts('attempted_at').notNull(),
+    status: text('status', { enum: ['in_progress', 'succeeded', 'failed', 'interrupted'] })
+      .notNull()
+      .default('in_progress'),
     statusCode: integer('status_code'),
-    durationMs: integer('duration_ms').notNull(),
+    durationMs: integer('duration_ms'),
     error: text('error'),
     nextAttemptAt: ts('next_attempt_at'),
   },

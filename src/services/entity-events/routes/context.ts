@@ -73,6 +73,12 @@ export const REQUESTS_PER_KEY_PER_MINUTE = 600;
  */
 export const CONNECTIVITY_CHECKS_PER_TENANT_PER_MINUTE = 10;
 
+/**
+ * Recover calls one tenant may make per minute: each re-sends up to 1,000 deliveries, so this bounds what one tenant
+ * can queue this way (5,000 a minute).
+ */
+export const RECOVERS_PER_TENANT_PER_MINUTE = 5;
+
 /** The 429 of a limit: `rate_limited` with `Retry-After`. */
 const limited = (what: string) => (retryAfterSeconds: number, max: number) =>
   platformError('rate_limited', `At most ${max} ${what} per minute; retry in ${retryAfterSeconds} s.`, {
@@ -81,8 +87,9 @@ const limited = (what: string) => (retryAfterSeconds: number, max: number) =>
 
 /**
  * What every public route plugin uses, built once per app: the services, `authenticate` (the tenant's `onRequest`
- * hooks: the key, then its per-minute limit, {@link REQUESTS_PER_KEY_PER_MINUTE}), `connectivityLimit` (the tenant's
- * limit of connectivity checks) and `who` (the tenant of a request).
+ * hooks: the key, then its per-minute limit, {@link REQUESTS_PER_KEY_PER_MINUTE}), `connectivityLimit` and
+ * `recoverLimit` (the tenant's limits of connectivity checks and of recover calls) and `who` (the tenant of a
+ * request).
  */
 export function entityEventsRouteContext(app: ServiceApp, deps: RouteDeps) {
   const auth = tenantAuthentication(deps.keys);
@@ -96,12 +103,18 @@ export function entityEventsRouteContext(app: ServiceApp, deps: RouteDeps) {
     bucket: (request) => `connectivity:${auth.principal(request).tenantId}`,
     exceeded: limited('connectivity checks per tenant'),
   });
+  const recoverLimit = perMinuteLimit(app, {
+    max: () => RECOVERS_PER_TENANT_PER_MINUTE,
+    bucket: (request) => `recover:${auth.principal(request).tenantId}`,
+    exceeded: limited('recover calls per tenant'),
+  });
   return {
     ...deps,
     authenticate: [auth.onRequest, keyLimit],
     /** The key's authentication without the key's limit, for a route with a budget of its own. */
     authenticateKey: auth.onRequest,
     connectivityLimit,
+    recoverLimit,
     who: (request: FastifyRequest): TenantPrincipal => auth.principal(request),
   };
 }

@@ -299,8 +299,17 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
       ],
     );
     assert.equal(d.next_attempt_at, null);
-    const got = await receiver.received();
-    assert.equal(onPath(got, '/retry').length, 3);
+    const got = onPath(await receiver.received(), '/retry');
+    assert.equal(got.length, 3);
+    assert.deepEqual(
+      got.map((r) => r.headers['x-delivery-id']),
+      [d.delivery_id, d.delivery_id, d.delivery_id],
+      'X-Delivery-Id: the same delivery id on every attempt (the de-duplication key)',
+    );
+    assert.ok(
+      got.every((r) => r.headers['x-replay-of'] === undefined),
+      'no X-Replay-Of on a delivery that is no replay',
+    );
   });
 
   test('timeouts and connection failures are failed attempts, retried on the schedule', async () => {
@@ -508,10 +517,11 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     const hookNow = (await call('GET', `/v2/webhooks/${w.webhook_id}`, keyA)).json();
     assert.equal(hookNow.status, 'disabled');
     assert.equal(hookNow.disabled_reason, 'gone');
+    assert.equal(hookNow.disabled_at, clock.now().toISOString());
     assert.equal((await ingest('goneco')).deliveries_created, 0);
   });
 
-  test('after 8 failed attempts the delivery is failed; replay delivers it; only failed ones replay', async () => {
+  test('after 8 failed attempts the delivery is failed; replay delivers it as a new delivery; only failed ones replay', async () => {
     const w = await hook(keyA, '/exhaust');
     await receiver.behavior('/exhaust', 500);
     await enroll(keyA, w.webhook_id, ['exco'], ['new_funding_round']);
@@ -523,7 +533,7 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
       clock.set(Date.parse(d.next_attempt_at));
       await sweepAndRun();
     }
-    let d = await deliveryOf(keyA, w.webhook_id);
+    const d = await deliveryOf(keyA, w.webhook_id);
     assert.equal(d.status, 'failed');
     assert.equal(d.attempts.length, 8);
     assert.equal(d.next_attempt_at, null);
@@ -539,14 +549,39 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
       keyA,
     );
     assert.equal(replay.statusCode, 202, replay.body);
-    assert.equal(replay.json().status, 'pending');
+    const replayed = replay.json();
+    assert.equal(replayed.status, 'pending');
+    assert.equal(replayed.replay_of, d.delivery_id, 'the replay names the delivery it replays');
+    assert.notEqual(replayed.delivery_id, d.delivery_id, 'a replay is a new delivery');
     await platform.runDueJobs();
-    d = await deliveryOf(keyA, w.webhook_id);
-    assert.equal(d.status, 'succeeded');
-    assert.equal(d.attempts.length, 9);
-    assert.equal(d.attempts[8].attempt_number, 9);
-    const again = await call('POST', `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`, keyA);
+    const fresh = await call('GET', `/v2/webhooks/${w.webhook_id}/deliveries/${replayed.delivery_id}`, keyA);
+    assert.equal(fresh.json().status, 'succeeded');
+    assert.deepEqual(
+      fresh
+        .json()
+        .attempts.map((a: { attempt_number: number; status: string }) => [a.attempt_number, a.status]),
+      [[1, 'succeeded']],
+      'its own attempt log and a fresh budget',
+    );
+    const original = await call('GET', `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}`, keyA);
+    assert.equal(original.json().status, 'failed', 'the replayed delivery keeps its status and log');
+    assert.equal(original.json().attempts.length, 8);
+    const last = onPath(await receiver.received(), '/exhaust').at(-1)!;
+    assert.equal(last.headers['x-delivery-id'], replayed.delivery_id);
+    assert.equal(last.headers['x-replay-of'], d.delivery_id);
+    assert.equal(last.payload?.event_id, fresh.json().event_id, 'the same event');
+
+    const twice = await call('POST', `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`, keyA);
+    assert.equal(twice.statusCode, 409, 'a delivery is replayed once');
+    assert.equal(twice.json().error.code, 'delivery_already_replayed');
+    assert.equal(twice.json().error.details.replay_delivery_id, replayed.delivery_id);
+    const again = await call(
+      'POST',
+      `/v2/webhooks/${w.webhook_id}/deliveries/${replayed.delivery_id}/replay`,
+      keyA,
+    );
     assert.equal(again.statusCode, 409);
+    assert.equal(again.json().error.code, 'delivery_not_replayable', 'a succeeded delivery is not replayed');
     const foreign = await call(
       'POST',
       `/v2/webhooks/${w.webhook_id}/deliveries/${d.delivery_id}/replay`,
@@ -661,6 +696,9 @@ describe('entity-events: delivery to a real receiver (Python verifier)', () => {
     assert.equal(sim.json().response_context.webhook_responses.length, 3);
     const got = (await receiver.received()).slice(1);
     assert.equal(got.length, 3);
+    const ids = new Set([first!, ...got].map((r) => r.headers['x-delivery-id']));
+    assert.equal(ids.size, 4, 'each mock event carries an X-Delivery-Id of its own');
+    for (const id of ids) assert.match(id ?? '', /^dl_[0-9a-f]{32}$/);
     for (const r of got) {
       assert.equal(r.verified, true);
       assert.equal(r.payload!.event_name, 'prospect_changed_company');

@@ -225,7 +225,14 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
     });
 
     test('headers and urls are validated', async () => {
-      for (const headers of [['NoColon'], ['Bad Name: x'], ['X-Signature: forged'], ['A: 1', 'a: 2']]) {
+      for (const headers of [
+        ['NoColon'],
+        ['Bad Name: x'],
+        ['X-Signature: forged'],
+        ['x-delivery-id: dl_forged'],
+        ['X-Replay-Of: dl_forged'],
+        ['A: 1', 'a: 2'],
+      ]) {
         const res = await call('POST', '/v2/webhooks', keyA, {
           name: 'h-x',
           webhook_url: 'http://a.test',
@@ -353,6 +360,12 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
         ['GET', `${w}/deliveries/${deliveryId}`, undefined, 'webhook_not_found'],
         ['POST', `${w}/deliveries/${deliveryId}/replay`, undefined, 'webhook_not_found'],
         [
+          'POST',
+          `${w}/recover`,
+          { since: new Date(clock.nowMs() - 3600_000).toISOString() },
+          'webhook_not_found',
+        ],
+        [
           'GET',
           `/v2/webhooks/${theirs.webhook_id}/deliveries/${deliveryId}`,
           undefined,
@@ -379,6 +392,14 @@ describe('entity-events: tenancy, webhooks, enrollments, fetch-events', () => {
       assert.equal(res.statusCode, 200);
       assert.equal(res.json().status, 'disabled');
       assert.equal(res.json().webhook_url, h.webhook_url);
+      assert.equal(res.json().disabled_reason, 'caller');
+      assert.equal(res.json().disabled_at, clock.now().toISOString());
+      const enabled = await call('PATCH', `/v2/webhooks/${h.webhook_id}`, keyA, { status: 'active' });
+      assert.deepEqual(
+        [enabled.json().status, enabled.json().disabled_reason, enabled.json().disabled_at],
+        ['active', null, null],
+        're-enabling clears the reason and the time',
+      );
       const rotated = await call('POST', `/v2/webhooks/${h.webhook_id}/rotate_secret`, keyA);
       assert.equal(rotated.statusCode, 200);
       assert.notEqual(rotated.json().webhook_secret, h.webhook_secret);

@@ -10,7 +10,9 @@ import { startWorkerFixture, type WorkerFixture } from './support/worker-fixture
  * it) and gets SIGKILL while it is posting to a slow receiver. Nothing is settled or released: the deliveries it had
  * claimed stay `in_flight` and its Graphile Worker jobs stay locked (for up to 4 hours). The sweeper puts the claims
  * back, a second worker process finishes, and every event reaches the receiver; only the deliveries that were in
- * flight at the kill may arrive twice (at-least-once).
+ * flight at the kill may arrive twice (at-least-once), with the same `X-Delivery-Id`. The attempt log shows the
+ * attempt the kill cut off: `in_progress` after the kill, `interrupted` once swept, followed by the attempt that
+ * succeeded.
  */
 let fixture: WorkerFixture;
 const EVENTS = 40;
@@ -48,9 +50,10 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   // still locked by it, which Graphile Worker would only release after 4 hours.
   const inFlight = (
     await pool.query(
-      `select id, event_id from entity_events.deliveries where status = 'in_flight' order by id`,
+      `select id, event_id, webhook_id, claimed_at from entity_events.deliveries
+        where status = 'in_flight' order by id`,
     )
-  ).rows as { id: string; event_id: string }[];
+  ).rows as { id: string; event_id: string; webhook_id: string; claimed_at: Date }[];
   assert.ok(inFlight.length >= 1, 'the kill caught deliveries in flight');
   const locked = (
     await pool.query(
@@ -63,6 +66,33 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
   ).rows as { key: string | null; delivery_id: string }[];
   const lockedIds = new Set(locked.map((j) => j.delivery_id));
   for (const d of inFlight) assert.ok(lockedIds.has(d.id), `the job of in-flight ${d.id} is still locked`);
+  // Each attempt the kill cut off is in the log: its claim, committed before the POST, is shown as the attempt in
+  // progress, with no outcome.
+  const logOf = async (webhookId: string, deliveryId: string) => {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/v2/webhooks/${webhookId}/deliveries/${deliveryId}`,
+      headers: { api_key: key },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().attempts as {
+      attempt_number: number;
+      attempted_at: string;
+      status: string;
+      status_code: number | null;
+      duration_ms: number | null;
+      error: string | null;
+    }[];
+  };
+  const cutOff = inFlight.map((d) => d.id);
+  for (const d of inFlight) {
+    const attempts = await logOf(d.webhook_id, d.id);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt_number, a.status, a.attempted_at, a.duration_ms]),
+      [[1, 'in_progress', d.claimed_at.toISOString(), null]],
+      `the attempt in flight at the kill is in the log of ${d.id}`,
+    );
+  }
 
   // The sweeper re-queues claims older than 60 s by the service clock. The worker is another process on the
   // system clock, so a ManualClock cannot be shared with it (moving only the API's clock would set
@@ -86,6 +116,19 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     assert.deepEqual(rows[0], { runnable: 1, locked_keyed: 0 }, `a runnable job for ${d.id}`);
   }
 
+  // The sweep logged the cut-off attempts: interrupted, at their claim time (made 2 minutes older above), no
+  // outcome; the delivery is due again.
+  for (const d of inFlight) {
+    const [a, ...more] = await logOf(d.webhook_id, d.id);
+    assert.deepEqual(more, [], d.id);
+    assert.deepEqual(
+      [a!.attempt_number, a!.status, a!.attempted_at, a!.status_code, a!.duration_ms],
+      [1, 'interrupted', new Date(d.claimed_at.getTime() - 120_000).toISOString(), null, null],
+      d.id,
+    );
+    assert.match(a!.error ?? '', /^interrupted/);
+  }
+
   await fixture.startWorkerProcess();
   // At-least-once, no more: only an event whose delivery was in flight at the kill may arrive twice.
   await assertDeliveredAtLeastOnce(
@@ -95,4 +138,16 @@ test('a worker killed with SIGKILL mid-delivery loses nothing: its claims are sw
     new Set(inFlight.map((d) => d.event_id)),
     90_000,
   );
+  // The log of a cut-off delivery: the interrupted attempt, then the one that succeeded; every other delivery has
+  // one attempt, and none is left in progress.
+  const log = (
+    await pool.query(
+      `select d.id, array_agg(a.status order by a.attempt_number) as statuses
+         from entity_events.deliveries d join entity_events.delivery_attempts a on a.delivery_id = d.id
+        group by d.id`,
+    )
+  ).rows as { id: string; statuses: string[] }[];
+  assert.equal(log.length, EVENTS);
+  for (const d of log)
+    assert.deepEqual(d.statuses, cutOff.includes(d.id) ? ['interrupted', 'succeeded'] : ['succeeded'], d.id);
 });

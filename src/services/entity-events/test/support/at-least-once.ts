@@ -57,7 +57,8 @@ export async function seedSlowDeliveries(
 /**
  * At-least-once, and no more: every event of `eventIds` reaches the receiver, every request is signed, every delivery
  * ends `succeeded` (waited for up to `timeoutMs` each), no event outside `mayRepeat` arrives twice, and none more
- * than twice.
+ * than twice. Every request carries its delivery's id in `X-Delivery-Id`, so a repeated event repeats its delivery id:
+ * a receiver that de-duplicates on it processes each event once.
  */
 export async function assertDeliveredAtLeastOnce(
   pool: pg.Pool,
@@ -92,6 +93,23 @@ export async function assertDeliveredAtLeastOnce(
     const id = r.payload?.event_id as string;
     perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
   }
+  const deliveryOfEvent = new Map(
+    (await pool.query('select id, event_id from entity_events.deliveries')).rows.map(
+      (r: { id: string; event_id: string }) => [r.event_id, r.id] as const,
+    ),
+  );
+  const received = await receiver.received();
+  for (const r of received)
+    assert.equal(
+      r.headers['x-delivery-id'],
+      deliveryOfEvent.get(r.payload?.event_id as string),
+      'X-Delivery-Id is the delivery of the event, on every attempt',
+    );
+  assert.equal(
+    new Set(received.map((r) => r.headers['x-delivery-id'])).size,
+    eventIds.size,
+    'de-duplicated on X-Delivery-Id, each event is processed once',
+  );
   const duplicated = [...perEvent].filter(([id, n]) => n > 1 && !mayRepeat.has(id));
   assert.deepEqual(duplicated, [], 'no event but those allowed to repeat is delivered twice');
   assert.ok(
