@@ -444,6 +444,28 @@ describe('setup invitations, acceptance and Commercial Offers', () => {
     );
   });
 
+  test('concurrent setup invitations with offers to one organization: one offer is made, the others are 409', async () => {
+    const orgId = await admittedBuyer('Burst Co');
+    const answers = await Promise.all(
+      ['x@burst.example', 'y@burst.example', 'z@burst.example'].map((email) =>
+        setupInvitation(orgId, { email, commercialOffer: OFFER }),
+      ),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.statusCode).sort(),
+      [201, 409, 409],
+      answers.map((a) => a.body).join('\n'),
+    );
+    for (const a of answers.filter((x) => x.statusCode === 409))
+      assert.equal(json(a).error.details.reason, 'offer_pending');
+    const offers = await scalar(
+      `select count(*)::int as n from media_buying.commercial_offers c join media_buying.organizations o
+       on o.id = c.organization_id where o.public_id = $1`,
+      [orgId],
+    );
+    assert.equal(offers.n, 1);
+  });
+
   test('one open invitation per email and organization; none for a member', async () => {
     const orgId = await admittedBuyer('Dup Co');
     const first = json(await setupInvitation(orgId, { email: 'dup@dup.example' }));
@@ -526,7 +548,12 @@ describe('member invitations by administrators, and ids of another organization'
     assert.equal(joined.statusCode, 200, joined.body);
     assert.equal(json(joined).data.role, 'member');
     const newbie = sessionCookieOf(joined)!;
-    // A member cannot invite; and until the terms are accepted, no change at all.
+    // A member cannot invite nor see the invitations and offers; and until the terms are accepted, no change at all.
+    for (const url of [
+      '/api/v2/organizations/current/commercial-offers',
+      '/api/v2/organizations/current/invitations',
+    ])
+      assertError(await h.browser(newbie, 'GET', url), 403, 'FORBIDDEN', 'admin_required');
     assertError(
       await invite(newbie, { email: 'x@a.example', role: 'member' }),
       403,

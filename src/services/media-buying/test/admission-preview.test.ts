@@ -138,6 +138,19 @@ describe('advertiser preview form', () => {
     assert.equal((await submit({ ...FORM, workEmail: email, message: 'form 5' })).statusCode, 202);
   });
 
+  test('concurrent forms for one email cannot pass the limit together', async () => {
+    const email = 'burst@victim.example';
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => submit({ ...FORM, workEmail: email, message: `burst ${i}` })),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.statusCode).sort(),
+      [202, 202, 202, 429, 429, 429],
+      answers.map((a) => a.body).join('\n'),
+    );
+    assert.equal((await h.mailTo(email)).length, 3);
+  });
+
   test('at most 10 forms per client address an hour (other addresses and loopback are not affected)', async () => {
     const address = '203.0.113.7';
     for (let i = 0; i < 10; i += 1) {
