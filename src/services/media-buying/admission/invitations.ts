@@ -174,7 +174,7 @@ export class Invitations {
         offerId,
         offerTitle: input.commercialOffer?.title,
       });
-      return { invitation: { ...invitation, commercialOfferId: offer?.id ?? null }, commercialOffer: offer };
+      return { invitation, commercialOffer: offer };
     });
   }
 
@@ -197,27 +197,17 @@ export class Invitations {
       const email = normalizeEmail(input.email);
       await this.assertInvitable(tx, org!.id, email);
       const since = new Date(this.clock.nowMs() - 86_400_000);
-      const [sent] = await tx
-        .select({ n: count() })
-        .from(invitations)
-        .where(
-          and(
-            eq(invitations.organizationId, org!.id),
-            eq(invitations.kind, 'member'),
-            gt(invitations.createdAt, since),
-          ),
-        );
+      const today = and(
+        eq(invitations.organizationId, org!.id),
+        eq(invitations.kind, 'member'),
+        gt(invitations.createdAt, since),
+      );
+      const [sent] = await tx.select({ n: count() }).from(invitations).where(today);
       if (sent!.n >= MEMBER_INVITATIONS_PER_DAY) {
         const [oldest] = await tx
           .select({ createdAt: invitations.createdAt })
           .from(invitations)
-          .where(
-            and(
-              eq(invitations.organizationId, org!.id),
-              eq(invitations.kind, 'member'),
-              gt(invitations.createdAt, since),
-            ),
-          )
+          .where(today)
           .orderBy(invitations.id)
           .limit(1);
         const retryAfter = Math.ceil((oldest!.createdAt.getTime() + 86_400_000 - this.clock.nowMs()) / 1000);
