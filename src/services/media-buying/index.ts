@@ -42,6 +42,7 @@ export const mediaBuyingService: ServiceDefinition = {
   formatError: formatMediaBuyingError,
   tags: [
     { name: 'auth', description: 'Sign-in, sign-out and the current user' },
+    { name: 'signup', description: 'Signup: the advertiser preview form, invitations and their acceptance' },
     { name: 'organizations', description: 'Your organizations, their members and the Terms of Service' },
     {
       name: 'credentials',
@@ -98,7 +99,7 @@ export const mediaBuyingService: ServiceDefinition = {
         });
       },
       tasks: [sendMailTask.with({ mailer }), pruneThrottleTask.with({ accounts })],
-      cron: [{ task: pruneThrottleTask, pattern: '17 * * * *' }],
+      cron: [{ task: pruneThrottleTask, pattern: '43 * * * *' }],
       seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
       async stop() {
         mailer.close();

@@ -191,3 +191,34 @@ export function rateLimited(message: string, retryAfterSeconds: number): ApiErro
     details: { retryAfterSeconds },
   });
 }
+
+/** Why an invitation link cannot be used any more. */
+export type InvitationRefusal = 'invitation_expired' | 'invitation_revoked' | 'invitation_used';
+
+/**
+ * 422 `VALIDATION_ERROR` on field `token` (of the body or the query): the invitation link expired, was revoked or
+ * was used already (`details.reason`); ask the organization for a new invitation.
+ */
+export function invitationUnusable(reason: InvitationRefusal, location: 'body' | 'query'): ApiError {
+  const why = {
+    invitation_expired: 'has expired',
+    invitation_revoked: 'was revoked',
+    invitation_used: 'was used already',
+  }[reason];
+  return new ApiError(
+    422,
+    MediaBuyingCode.validation,
+    `This invitation ${why}; ask the organization for a new one.`,
+    { details: { reason, issues: [{ location, field: 'token', message: why }] } },
+  );
+}
+
+/**
+ * 401 `UNAUTHORIZED` with `details.reason` `sign_in_required`: the invited email has an account, so its owner signs
+ * in (then accepts) instead of creating one.
+ */
+export function signInRequired(message: string): ApiError {
+  return new ApiError(401, MediaBuyingCode.unauthorized, message, {
+    details: { reason: 'sign_in_required' },
+  });
+}

@@ -219,36 +219,53 @@ export const platformSettings = mediaBuyingSchema.table('platform_settings', {
 });
 
 /** Advertiser preview forms sent while buyer signup is waitlisted: a receipt is mailed, nothing else is granted. */
-export const advertiserPreviews = mediaBuyingSchema.table('advertiser_previews', {
-  id: id(),
-  publicId: text('public_id').notNull().unique(),
-  workEmail: text('work_email').notNull(),
-  name: text('name').notNull(),
-  company: text('company').notNull(),
-  /** What the company wants to do (free text, optional). */
-  message: text('message'),
-  signupExperience: text('signup_experience'),
-  createdAt: at('created_at').notNull(),
-  receiptMailId: ref('receipt_mail_id'),
-});
+export const advertiserPreviews = mediaBuyingSchema.table(
+  'advertiser_previews',
+  {
+    id: id(),
+    publicId: text('public_id').notNull().unique(),
+    /** Lower-cased. */
+    workEmail: text('work_email').notNull(),
+    name: text('name').notNull(),
+    company: text('company').notNull(),
+    /** What the company wants to do (free text, optional). */
+    message: text('message'),
+    signupExperience: text('signup_experience'),
+    createdAt: at('created_at').notNull(),
+    receiptMailId: ref('receipt_mail_id'),
+    /** The client address that sent the form (the per-address throttle); null for loopback clients. */
+    clientAddress: text('client_address'),
+  },
+  (t) => [
+    index('advertiser_previews_email_idx').on(t.workEmail, t.createdAt),
+    index('advertiser_previews_address_idx').on(t.clientAddress, t.createdAt),
+  ],
+);
 
 /** Commercial Offer statuses: pending on arrival; accepting is a separate step from joining. */
 export const OFFER_STATUSES = ['pending', 'accepted', 'declined', 'withdrawn'] as const;
 
 /** Commercial Offers (`ofr_`) attached to a first buyer-administrator invitation. */
-export const commercialOffers = mediaBuyingSchema.table('commercial_offers', {
-  id: id(),
-  publicId: text('public_id').notNull().unique(),
-  organizationId: ref('organization_id')
-    .notNull()
-    .references(() => organizations.id),
-  title: text('title').notNull(),
-  terms: text('terms').notNull(),
-  status: text('status', { enum: OFFER_STATUSES }).notNull(),
-  createdAt: at('created_at').notNull(),
-  decidedAt: at('decided_at'),
-  decidedByUserId: ref('decided_by_user_id').references(() => users.id),
-});
+export const commercialOffers = mediaBuyingSchema.table(
+  'commercial_offers',
+  {
+    id: id(),
+    publicId: text('public_id').notNull().unique(),
+    organizationId: ref('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    title: text('title').notNull(),
+    terms: text('terms').notNull(),
+    status: text('status', { enum: OFFER_STATUSES }).notNull(),
+    createdAt: at('created_at').notNull(),
+    decidedAt: at('decided_at'),
+    decidedByUserId: ref('decided_by_user_id').references(() => users.id),
+  },
+  // At most one pending offer per organization (it arrives with the first administrator's invitation).
+  (t) => [
+    uniqueIndex('commercial_offers_pending_uq').on(t.organizationId).where(sql`${t.status} = 'pending'`),
+  ],
+);
 
 /**
  * Every mutation made in this service, per organization (spec part 2's `/api/v2/buyer/audit-logs`): who (user and
@@ -294,8 +311,10 @@ export const invitations = mediaBuyingSchema.table(
     commercialOfferId: ref('commercial_offer_id').references(() => commercialOffers.id),
     acceptedAt: at('accepted_at'),
     acceptedByUserId: ref('accepted_by_user_id').references(() => users.id),
+    /** The invitee's name as the inviter wrote it (prefills the acceptance form), if given. */
+    inviteeName: text('invitee_name'),
   },
-  (t) => [index('invitations_org_idx').on(t.organizationId)],
+  (t) => [index('invitations_org_idx').on(t.organizationId), index('invitations_email_idx').on(t.email)],
 );
 
 /** Mail sent (or kept in the outbox when no SMTP server is configured). */

@@ -1,7 +1,10 @@
 /** The HTTP layer of the media-buying service: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
+import { createAdmission } from '../admission/index.ts';
 import type { Accounts } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
+import { registerAdmissionRoutes } from './admission.ts';
+import { registerAdmissionOpsRoutes } from './admission-ops.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
@@ -26,4 +29,7 @@ export function registerMediaBuyingRoutes(
   registerBuyerAgentRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
+  const admission = createAdmission({ ...deps, uiOrigin: deps.config.uiOrigin });
+  registerAdmissionRoutes(app, ctx, admission);
+  registerAdmissionOpsRoutes(app, admission);
 }

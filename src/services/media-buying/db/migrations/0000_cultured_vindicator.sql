@@ -10,6 +10,7 @@ CREATE TABLE "media_buying"."advertiser_previews" (
 	"signup_experience" text,
 	"created_at" timestamp with time zone NOT NULL,
 	"receipt_mail_id" bigint,
+	"client_address" text,
 	CONSTRAINT "advertiser_previews_public_id_unique" UNIQUE("public_id")
 );
 --> statement-breakpoint
@@ -120,6 +121,7 @@ CREATE TABLE "media_buying"."invitations" (
 	"commercial_offer_id" bigint,
 	"accepted_at" timestamp with time zone,
 	"accepted_by_user_id" bigint,
+	"invitee_name" text,
 	CONSTRAINT "invitations_key_hash_unique" UNIQUE("key_hash"),
 	CONSTRAINT "invitations_public_id_unique" UNIQUE("public_id")
 );
@@ -466,10 +468,14 @@ ALTER TABLE "media_buying"."users" ADD CONSTRAINT "users_identity_id_identities_
 ALTER TABLE "media_buying"."users" ADD CONSTRAINT "users_active_organization_id_organizations_id_fk" FOREIGN KEY ("active_organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."widget_tokens" ADD CONSTRAINT "widget_tokens_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "media_buying"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."widget_tokens" ADD CONSTRAINT "widget_tokens_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "advertiser_previews_email_idx" ON "media_buying"."advertiser_previews" USING btree ("work_email","created_at");--> statement-breakpoint
+CREATE INDEX "advertiser_previews_address_idx" ON "media_buying"."advertiser_previews" USING btree ("client_address","created_at");--> statement-breakpoint
 CREATE INDEX "advertisers_org_idx" ON "media_buying"."advertisers" USING btree ("organization_id","id");--> statement-breakpoint
 CREATE INDEX "audit_logs_org_idx" ON "media_buying"."audit_logs" USING btree ("organization_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "buyer_agent_credentials_active_uq" ON "media_buying"."buyer_agent_credentials" USING btree ("organization_id","agent_identifier") WHERE "media_buying"."buyer_agent_credentials"."revoked_at" is null;--> statement-breakpoint
+CREATE UNIQUE INDEX "commercial_offers_pending_uq" ON "media_buying"."commercial_offers" USING btree ("organization_id") WHERE "media_buying"."commercial_offers"."status" = 'pending';--> statement-breakpoint
 CREATE INDEX "invitations_org_idx" ON "media_buying"."invitations" USING btree ("organization_id");--> statement-breakpoint
+CREATE INDEX "invitations_email_idx" ON "media_buying"."invitations" USING btree ("email");--> statement-breakpoint
 CREATE INDEX "legacy_keys_org_idx" ON "media_buying"."legacy_keys" USING btree ("organization_id");--> statement-breakpoint
 CREATE INDEX "m2m_applications_org_idx" ON "media_buying"."m2m_applications" USING btree ("organization_id");--> statement-breakpoint
 CREATE INDEX "m2m_client_secrets_app_idx" ON "media_buying"."m2m_client_secrets" USING btree ("application_id");--> statement-breakpoint
