@@ -649,10 +649,10 @@ describe('fuzz: malformed requests to every operation of every service (from its
             op.scheme === 'operatorToken' ? platform.operatorAuth.slice(7) : (key ?? keys[0]!.key);
           return scheme ? withCredential(scheme, url, credential) : { url, headers: {} };
         };
-        // Operator routes last: they may revoke the keys the others are called with.
-        const operations = operationsOf(doc).sort(
-          (a, b) => Number(a.path.startsWith('/_ops/')) - Number(b.path.startsWith('/_ops/')),
-        );
+        // DELETE operations after the others and operator routes last: they may delete what the others read, or
+        // revoke the keys the others are called with.
+        const rank = (op: Operation) => (op.path.startsWith('/_ops/') ? 2 : op.method === 'DELETE' ? 1 : 0);
+        const operations = operationsOf(doc).sort((a, b) => rank(a) - rank(b));
         const known = await harvest(app, operations, platform.credentials(service.name), credentialFor);
         for (const op of operations) {
           const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
