@@ -1,22 +1,32 @@
 /** The HTTP layer of the media-buying service: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
-import type { Accounts } from '../identity/index.ts';
+import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
+import type { OidcSimulator, SsoClient } from '../sso/index.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
+import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
+import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
+import { registerSignInRoutes } from './sign-in.ts';
+import { registerSignupRoutes } from './signup.ts';
 
 export type { MediaBuyingRouteDeps } from './context.ts';
 
 /** Registers every route of the service. */
 export function registerMediaBuyingRoutes(
   app: ServiceApp,
-  deps: MediaBuyingRouteDeps & { accounts: Accounts; mailer: Mailer },
+  deps: MediaBuyingRouteDeps & {
+    accounts: Accounts;
+    mailer: Mailer;
+    identity: IdentityFlows;
+    sso: { client: SsoClient; simulator: OidcSimulator | undefined };
+  },
 ): void {
   const ctx = mediaBuyingRouteContext(app, deps);
   registerAuthRoutes(app, ctx, deps.accounts);
@@ -26,4 +36,8 @@ export function registerMediaBuyingRoutes(
   registerBuyerAgentRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
+  registerSignInRoutes(app, ctx, deps);
+  registerOAuthSignInRoutes(app, ctx, { ...deps, sso: deps.sso.client });
+  registerSignupRoutes(app, ctx, deps);
+  if (deps.sso.simulator) registerOidcSimulatorRoutes(app, ctx, deps.sso.simulator);
 }
