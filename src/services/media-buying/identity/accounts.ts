@@ -264,7 +264,9 @@ export class Accounts {
       .innerJoin(identities, eq(identities.id, signupRecoveryTokens.identityId))
       .where(eq(signupRecoveryTokens.keyHash, hashApiKey(token)))
       .limit(1);
-    const [row] = lock ? await query.for('update', { of: signupRecoveryTokens }) : await query;
+    // Locks the token and its identity (drizzle qualifies a `FOR UPDATE OF` table with its schema, which PostgreSQL
+    // refuses, so the whole join is locked).
+    const [row] = lock ? await query.for('update') : await query;
     if (!row) return undefined;
     const { token: t, identity } = row;
     if (t.consumedAt || t.revokedAt || !t.expiresAt || t.expiresAt.getTime() <= this.clock.nowMs())

@@ -61,7 +61,7 @@ export class PasswordResets {
             .innerJoin(identities, eq(identities.id, passwordResets.identityId))
             .where(eq(passwordResets.keyHash, hashApiKey(token)))
             .limit(1)
-            .for('update', { of: passwordResets })
+            .for('update')
         )[0]
       : undefined;
     const live =

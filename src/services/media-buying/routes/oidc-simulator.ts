@@ -2,10 +2,11 @@
  * The HTTP face of the built-in OpenID Connect provider simulator (`sso/oidc-simulator.ts`), served under
  * `/_sim/oidc` only while it is the SSO provider (no `MEDIA_BUYING_OIDC_ISSUER`): discovery, JWKS, the authorization
  * page and its form, the token endpoint; and the operator route that gives a client's secret (to use the simulator
- * from another service or instance). Its errors are OAuth's (`{error, error_description}`, RFC 6749 section 5.2).
+ * from another service or instance). The token endpoint answers OAuth's errors (`{error, error_description}`, RFC
+ * 6749 section 5.2), which OAuth clients read; the pages and documents answer the service's envelope.
  */
 import { Type } from '@sinclair/typebox';
-import type { ApiError } from '../../../platform/errors.ts';
+import { type ApiError, invalidRequest } from '../../../platform/errors.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { ErrorEnvelope } from '../media-buying-schemas.ts';
 import {
@@ -56,12 +57,9 @@ export function registerOidcSimulatorRoutes(
   _ctx: MediaBuyingRouteContext,
   simulator: OidcSimulator,
 ): void {
-  const config = { errorFormat: simulatorErrorFormat };
-
   app.get(
     `${SIMULATOR_PATH}/.well-known/openid-configuration`,
     {
-      config,
       schema: {
         operationId: 'simOidcDiscovery',
         tags,
@@ -76,7 +74,6 @@ export function registerOidcSimulatorRoutes(
   app.get(
     `${SIMULATOR_PATH}/jwks`,
     {
-      config,
       schema: {
         operationId: 'simOidcJwks',
         tags,
@@ -91,7 +88,6 @@ export function registerOidcSimulatorRoutes(
   app.get(
     `${SIMULATOR_PATH}/authorize`,
     {
-      config,
       schema: {
         operationId: 'simOidcAuthorizePage',
         tags,
@@ -100,16 +96,13 @@ export function registerOidcSimulatorRoutes(
         security: [],
         querystring: Type.Object(AuthorizationFields),
         produces: ['text/html'],
-        response: { 200: { description: 'HTML page', type: 'string' }, 400: OAuthError },
+        response: { 200: { description: 'HTML page', type: 'string' }, 400: ErrorEnvelope },
       },
     },
     async (request, reply) => {
       const params = authorizationParams(request.query);
       const problem = simulator.authorizationProblem(params);
-      if (problem)
-        return reply
-          .code(400)
-          .send({ error: 'invalid_request', error_description: `${problem.field} ${problem.message}` });
+      if (problem) throw invalidRequest([{ location: 'query', ...problem }]);
       return reply
         .headers(pageHeaders(new URL(params.redirect_uri!).origin))
         .type('text/html; charset=utf-8')
@@ -120,7 +113,7 @@ export function registerOidcSimulatorRoutes(
   app.post(
     `${SIMULATOR_PATH}/authorize`,
     {
-      config: { ...config, formBody: true },
+      config: { formBody: true },
       schema: {
         operationId: 'simOidcAuthorize',
         tags,
@@ -154,7 +147,7 @@ export function registerOidcSimulatorRoutes(
         ),
         response: {
           303: { description: 'To the redirect URI with `code`, `state` and `iss`.', type: 'null' },
-          400: OAuthError,
+          400: ErrorEnvelope,
         },
       },
     },
@@ -165,10 +158,7 @@ export function registerOidcSimulatorRoutes(
         (LOGIN_PATTERN.test(request.body.login)
           ? undefined
           : { field: 'login', message: 'must be 1-64 of a-z, 0-9, ".", "_", "-"' });
-      if (problem)
-        return reply
-          .code(400)
-          .send({ error: 'invalid_request', error_description: `${problem.field} ${problem.message}` });
+      if (problem) throw invalidRequest([{ location: 'body', ...problem }]);
       const location = simulator.authorize(params, {
         login: request.body.login,
         name: request.body.name,
@@ -181,7 +171,7 @@ export function registerOidcSimulatorRoutes(
   app.post(
     `${SIMULATOR_PATH}/token`,
     {
-      config: { ...config, formBody: true },
+      config: { errorFormat: simulatorErrorFormat, formBody: true },
       schema: {
         operationId: 'simOidcToken',
         tags,

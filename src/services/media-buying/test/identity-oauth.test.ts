@@ -467,10 +467,18 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
     const noPkce = { ...params, code_challenge_method: 'plain' };
     const page = await get(app(), `/_sim/oidc/authorize?${new URLSearchParams(noPkce)}`);
     assert.equal(page.statusCode, 400);
-    assert.deepEqual(page.json(), {
-      error: 'invalid_request',
-      error_description: 'code_challenge_method must be S256 (PKCE is required)',
+    assert.equal(page.json().error.code, 'VALIDATION_ERROR');
+    assert.equal(page.json().error.field, 'query.code_challenge_method');
+    assert.match(page.json().error.message, /must be S256 \(PKCE is required\)/);
+    const chosen = await postForm(app(), '/_sim/oidc/authorize', {
+      ...params,
+      redirect_uri: 'javascript:alert(1)',
+      login: 'ada',
+      name: 'Ada',
     });
+    assert.equal(chosen.statusCode, 400);
+    assert.equal(chosen.headers.location, undefined);
+    assert.equal(chosen.json().error.field, 'redirect_uri');
     const cb = await simulatorCode(params, 'ada');
     const token = await postForm(app(), '/_sim/oidc/token', {
       grant_type: 'authorization_code',
