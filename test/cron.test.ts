@@ -13,6 +13,7 @@ import { waitUntil } from './support/wait.ts';
 /** identifier -> crontab pattern (UTC), as documented in each service README. */
 const EXPECTED_SCHEDULE: Record<string, string> = {
   'platform:prune-idempotency': '17 * * * *',
+  'media-buying:prune-sign-in-throttle': '17 * * * *',
   'payments:expire-intents': '* * * * *',
   'deposits:expire-due': '* * * * *',
   'coins:mirror-upstream': '*/15 * * * *',

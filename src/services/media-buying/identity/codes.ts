@@ -12,7 +12,7 @@
  *   code verifies the email, so a password chosen by someone who cannot read the mailbox never signs in.
  */
 import { randomInt } from 'node:crypto';
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import { constantTimeEqual, hmacSha256, type SecretBox } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
@@ -89,16 +89,22 @@ export class SignInCodes {
     const normalized = normalizeEmail(email);
     const identity = await this.accounts.identityByEmail(normalized, tx);
     const presented = this.hashOf(identity?.id ?? 0, code);
-    if (!identity) return undefined;
+    // The same lookup for an unknown email (identity 0 has no codes): the answer's timing does not tell them apart.
     const [row] = await tx
       .select()
       .from(magicCodes)
-      .where(eq(magicCodes.identityId, identity.id))
+      .where(eq(magicCodes.identityId, identity?.id ?? 0))
       .orderBy(desc(magicCodes.id))
       .limit(1)
       .for('update');
     const now = this.clock.nowMs();
-    if (!row || row.consumedAt || row.expiresAt.getTime() <= now || row.attempts >= CODE_MAX_ATTEMPTS)
+    if (
+      !identity ||
+      !row ||
+      row.consumedAt ||
+      row.expiresAt.getTime() <= now ||
+      row.attempts >= CODE_MAX_ATTEMPTS
+    )
       return undefined;
     if (!constantTimeEqual(presented, row.codeHash)) {
       await tx
@@ -116,6 +122,15 @@ export class SignInCodes {
         .where(eq(identities.id, identity.id));
     const [fresh] = await tx.select().from(identities).where(eq(identities.id, identity.id));
     return fresh;
+  }
+
+  /** Deletes codes that expired more than a day ago (housekeeping). @returns how many. */
+  async prune(): Promise<number> {
+    const deleted = await this.db
+      .delete(magicCodes)
+      .where(lt(magicCodes.expiresAt, new Date(this.clock.nowMs() - 86_400_000)))
+      .returning({ id: magicCodes.id });
+    return deleted.length;
   }
 
   /**

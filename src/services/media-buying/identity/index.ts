@@ -40,7 +40,7 @@ export interface IdentityFlows {
   mail: IdentityMail;
   /** The jobs of the flows (mail sending), for the service module's `tasks`. */
   tasks: TaskBinding[];
-  /** Deletes sign-in states and authorization codes that expired a day ago or more (housekeeping). */
+  /** Deletes sign-in states, authorization codes, sign-in codes and reset links expired a day ago (housekeeping). */
   prune(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export function createIdentityFlows(deps: {
 }): IdentityFlows {
   const { db, clock, secrets, accounts } = deps;
   const codes = new SignInCodes(db, clock, secrets, accounts);
-  const resets = new PasswordResets(clock, accounts, codes);
+  const resets = new PasswordResets(db, clock, accounts, codes);
   const states = new SignInStates(db, clock, secrets, deps.logger);
   const hosted = new HostedSignIn(db, clock, states, accounts, {
     publicUrl: deps.publicUrl,
@@ -88,6 +88,8 @@ export function createIdentityFlows(deps: {
     async prune() {
       await states.prune();
       await hosted.prune();
+      await codes.prune();
+      await resets.prune();
     },
   };
 }

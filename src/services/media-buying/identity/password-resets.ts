@@ -4,10 +4,10 @@
  * password (checked against the policy with the account's email and name), proves the email (it is marked verified),
  * ends every other pending link and code of the identity, and ends every session and widget token of its user.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../../platform/crypto.ts';
-import type { Executor } from '../../../platform/database.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
 import { PREFIX } from '../credentials/index.ts';
 import { identities, passwordResets } from '../db/schema.ts';
 import { semanticValidation } from '../media-buying-errors.ts';
@@ -26,6 +26,7 @@ type IdentityRow = typeof identities.$inferSelect;
 /** Password-reset links; see the module comment. */
 export class PasswordResets {
   constructor(
+    private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: Accounts,
     private readonly codes: SignInCodes,
@@ -94,5 +95,14 @@ export class PasswordResets {
     if (user) await this.accounts.endSessionsOf(tx, user.id);
     const [fresh] = await tx.select().from(identities).where(eq(identities.id, identity.id));
     return fresh!;
+  }
+
+  /** Deletes reset links that expired more than a day ago (housekeeping). @returns how many. */
+  async prune(): Promise<number> {
+    const deleted = await this.db
+      .delete(passwordResets)
+      .where(lt(passwordResets.expiresAt, new Date(this.clock.nowMs() - 86_400_000)))
+      .returning({ id: passwordResets.id });
+    return deleted.length;
   }
 }

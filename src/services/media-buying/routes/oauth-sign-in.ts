@@ -10,9 +10,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstHeader } from '../../../platform/auth.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
+import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
 import { type Accounts, type IdentityFlows, SIGNUP_EXPERIENCES } from '../identity/index.ts';
-import { forbidden, formatLegacyAuthError } from '../media-buying-errors.ts';
+import { forbidden, formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
 import { SignInResult, signInAnswer } from './auth.ts';
@@ -74,6 +75,9 @@ const AuthorizationQuery = Type.Object({
 
 const html = { description: 'HTML page', type: 'string' } as const;
 
+/** Sign-in round trips one client address may start per minute (each stores a state). */
+export const SIGN_IN_STARTS_PER_MINUTE = 100;
+
 /** Token and sign-in answers are never cached. */
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -99,6 +103,17 @@ export function registerOAuthSignInRoutes(
       });
   };
 
+  /** Each start stores a state: at most {@link SIGN_IN_STARTS_PER_MINUTE} per client address and minute. */
+  const startLimit = perMinuteLimit(app, {
+    max: () => SIGN_IN_STARTS_PER_MINUTE,
+    bucket: (request) => `sign-in-start:${request.ip}`,
+    exceeded: (retryAfterSeconds, max) =>
+      rateLimited(
+        `More than ${max} sign-ins started per minute from this address; retry later.`,
+        retryAfterSeconds,
+      ),
+  });
+
   /** Sets the session of a finished sign-in and answers it. */
   const answer = async (reply: FastifyReply, finished: Awaited<ReturnType<Accounts['finishSignIn']>>) => {
     if (finished.session)
@@ -109,6 +124,7 @@ export function registerOAuthSignInRoutes(
   app.get(
     '/auth/url',
     {
+      onRequest: startLimit,
       config: { errorFormat: formatLegacyAuthError },
       schema: {
         operationId: 'getSignInUrl',
@@ -121,7 +137,7 @@ export function registerOAuthSignInRoutes(
           'is a flat 503 `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE`.',
         security: [],
         querystring: UrlQuery,
-        response: { 200: UrlAnswer, 400: ErrorEnvelope, 503: Unavailable },
+        response: { 200: UrlAnswer, 400: ErrorEnvelope, 429: ErrorEnvelope, 503: Unavailable },
       },
     },
     async (request, reply) => {
@@ -255,6 +271,7 @@ export function registerOAuthSignInRoutes(
   app.get(
     '/auth/sso/url',
     {
+      onRequest: startLimit,
       config: { errorFormat: formatLegacyAuthError },
       schema: {
         operationId: 'getSsoUrl',
@@ -268,7 +285,7 @@ export function registerOAuthSignInRoutes(
           'reached; with `signup_experience`, a state that cannot be stored is a flat 503.',
         security: [],
         querystring: UrlQuery,
-        response: { 200: UrlAnswer, 400: ErrorEnvelope, 503: Unavailable },
+        response: { 200: UrlAnswer, 400: ErrorEnvelope, 429: ErrorEnvelope, 503: Unavailable },
       },
     },
     async (request, reply) => {

@@ -62,6 +62,8 @@ export function registerSignupRoutes(
   app.get(
     '/auth/verified-signup-data/:token',
     {
+      // The token is a credential: the request line logs the route pattern, not the path.
+      config: { secretPath: true },
       schema: {
         operationId: 'getVerifiedSignupData',
         tags: ['auth'],

@@ -343,4 +343,44 @@ describe('media-buying identity: signup and sign-in codes', () => {
     assert.equal(crowded.statusCode, 429);
     await platform.runDueJobs();
   });
+
+  test('the hourly housekeeping deletes codes, states and links expired a day ago, and ended throttle windows', async () => {
+    const pool = platform.booted.database.pool;
+    assert.equal(
+      (await post(app(), '/auth/magic-code', { email: 'member-codes@example.com' })).statusCode,
+      202,
+    );
+    assert.equal(
+      (await post(app(), '/auth/password-reset', { email: 'member-codes@example.com' })).statusCode,
+      202,
+    );
+    assert.equal((await get(app(), '/auth/url')).statusCode, 200);
+    await platform.runDueJobs();
+    const live = await counts(platform, [
+      'magic_codes',
+      'sign_in_states',
+      'password_resets',
+      'sign_in_throttle',
+    ]);
+    for (const [table, n] of Object.entries(live)) assert.ok(n > 0, `${table} has rows`);
+    const prune = () =>
+      pool.query(`select graphile_worker.add_job('media-buying:prune-sign-in-throttle', '{}'::json)`);
+    clock.advance(23 * 60 * MINUTE);
+    await prune();
+    await platform.runDueJobs();
+    const early = await counts(platform, ['magic_codes', 'sign_in_states', 'password_resets']);
+    assert.ok(early.magic_codes! > 0 && early.sign_in_states! > 0, 'kept for a day after expiry');
+    clock.advance(2 * 60 * MINUTE);
+    await prune();
+    await platform.runDueJobs();
+    assert.deepEqual(
+      await counts(platform, ['magic_codes', 'sign_in_states', 'password_resets', 'sign_in_throttle']),
+      {
+        magic_codes: 0,
+        sign_in_states: 0,
+        password_resets: 0,
+        sign_in_throttle: 0,
+      },
+    );
+  });
 });

@@ -358,6 +358,28 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
     assert.equal(bad.json().error.code, 'VALIDATION_ERROR');
   });
 
+  test('one client address starts at most 100 round trips a minute (each stores a state)', async () => {
+    clock.advance(MINUTE);
+    const from = { remoteAddress: '192.0.2.44' };
+    for (let i = 0; i < 100; i++) {
+      const path = i % 2 === 0 ? '/auth/url' : '/auth/sso/url';
+      const res = await app().inject({ method: 'GET', url: path, ...from });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const limited = await app().inject({
+      method: 'GET',
+      url: '/auth/url?signup_experience=ADVERTISER',
+      ...from,
+    });
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.json().error.code, 'RATE_LIMITED');
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+    const other = await app().inject({ method: 'GET', url: '/auth/url', remoteAddress: '192.0.2.45' });
+    assert.equal(other.statusCode, 200);
+    clock.advance(MINUTE);
+    assert.equal((await app().inject({ method: 'GET', url: '/auth/url', ...from })).statusCode, 200);
+  });
+
   test('SSO with the built-in simulator: a new verified identity resumes its signup; its link signs in next time', async () => {
     const { url, params } = await start('sso', 'MEDIA_COMPANY');
     assert.ok(url.startsWith(`${UI}/_sim/oidc/authorize?`), url);

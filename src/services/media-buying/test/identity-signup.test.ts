@@ -27,6 +27,7 @@ const MINUTE = 60_000;
 describe('media-buying identity: the interrupted signup and password resets', () => {
   const clock = new ManualClock(new Date('2026-11-24T09:00:00Z'));
   let platform: TestPlatform;
+  const logLines: string[] = [];
   const app = () => platform.app('media-buying');
   const settings = async (patch: Record<string, string>) => {
     const res = await app().inject({
@@ -50,7 +51,7 @@ describe('media-buying identity: the interrupted signup and password resets', ()
   const tables = ['users', 'organizations', 'memberships', 'storefronts', 'account_signups', 'sessions'];
 
   before(async () => {
-    platform = await startTestPlatform({ services: [mediaBuyingService], clock });
+    platform = await startTestPlatform({ services: [mediaBuyingService], clock, logLines });
   });
   after(async () => {
     await platform?.close();
@@ -88,6 +89,14 @@ describe('media-buying identity: the interrupted signup and password resets', ()
     assert.equal(created.statusCode, 422);
     assert.equal(created.json().error.field, 'verifiedSignupToken');
     assert.equal((await get(app(), '/auth/verified-signup-data/mbv_unknown')).statusCode, 404);
+    // The token travels in the path: the request log lines name the route, never the token.
+    const logged = logLines.filter((line) => line.includes('/auth/verified-signup-data/'));
+    assert.ok(logged.length >= 3, 'the requests were logged');
+    assert.deepEqual(
+      logLines.filter((line) => line.includes(token)),
+      [],
+    );
+    assert.ok(logged.every((line) => line.includes('"path":"/auth/verified-signup-data/:token"')));
   });
 
   test('the token is bound to its identity: another email voids it', async () => {
