@@ -135,6 +135,11 @@ declare module 'fastify' {
     /** The route's own error format, instead of its URL prefix's or the service's ({@link ServiceAppOptions}). */
     errorFormat?: ErrorFormatter;
     /**
+     * The route's path holds a secret (a token as a path parameter): its request log line gives the route's pattern
+     * (`/auth/verified-signup-data/:token`) as `path`, never the path itself. Default false.
+     */
+    secretPath?: boolean;
+    /**
      * The route also takes an `application/x-www-form-urlencoded` body (an OAuth token endpoint, an HTML form),
      * parsed into an object of strings (a repeated field: an array). Default false: such a body is a 415.
      */
@@ -339,7 +344,7 @@ function logRequest(request: FastifyRequest, reply: FastifyReply): void {
   request.log[level](
     {
       method: request.method,
-      path: pathOf(request.url),
+      path: request.routeOptions?.config?.secretPath ? request.routeOptions.url : pathOf(request.url),
       route: request.routeOptions?.url,
       statusCode: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,

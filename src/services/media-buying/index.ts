@@ -3,20 +3,22 @@ import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
-import { Accounts } from './identity/index.ts';
+import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
 import { readMediaBuyingConfig } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
 import { registerMediaBuyingRoutes } from './routes/index.ts';
 import { seedDemo } from './seed.ts';
+import { createSso } from './sso/index.ts';
 
-/** Every hour: deletes sign-in throttle windows that ended. */
+/** Every hour: deletes sign-in throttle windows that ended, and sign-in states and codes expired a day ago. */
 const pruneThrottleTask = defineTask(
   'media-buying:prune-sign-in-throttle',
   Type.Object({}),
-  async (_payload, deps: { accounts: Accounts }) => {
+  async (_payload, deps: { accounts: Accounts; identity: IdentityFlows }) => {
     await deps.accounts.pruneThrottle();
+    await deps.identity.prune();
   },
 );
 
@@ -50,6 +52,10 @@ export const mediaBuyingService: ServiceDefinition = {
     },
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
+    {
+      name: 'sso simulator',
+      description: 'The built-in OpenID Connect provider simulator of SSO (`/_sim/oidc`)',
+    },
   ],
   securitySchemes: {
     bearerAuth: {
@@ -84,6 +90,16 @@ export const mediaBuyingService: ServiceDefinition = {
       logger: ctx.logger,
     });
     const unlistenKeys = await credentials.signingKeys.listen(ctx.notifier);
+    const flows = { db: ctx.db, clock: ctx.clock, secrets: ctx.secrets, logger: ctx.logger, accounts };
+    const publicUrl = () => ctx.publicUrl;
+    const identity = createIdentityFlows({
+      ...flows,
+      organizations,
+      mailer,
+      uiOrigin: config.uiOrigin,
+      publicUrl,
+    });
+    const sso = createSso({ ...flows, outbound: ctx.outbound, states: identity.states, config, publicUrl });
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -96,9 +112,15 @@ export const mediaBuyingService: ServiceDefinition = {
           organizations,
           accounts,
           mailer,
+          identity,
+          sso,
         });
       },
-      tasks: [sendMailTask.with({ mailer }), pruneThrottleTask.with({ accounts })],
+      tasks: [
+        sendMailTask.with({ mailer }),
+        pruneThrottleTask.with({ accounts, identity }),
+        ...identity.tasks,
+      ],
       cron: [{ task: pruneThrottleTask, pattern: '43 * * * *' }],
       seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
       async stop() {

@@ -24,6 +24,12 @@ export interface MediaBuyingConfig {
   productBrandWordmarkUrl: string | undefined;
   /** `MEDIA_BUYING_REQUESTS_PER_MINUTE` (default 600): REST requests per minute per credential. */
   requestsPerMinute: number;
+  /**
+   * The external OpenID Connect provider of SSO: `MEDIA_BUYING_OIDC_ISSUER` (its issuer identifier, https, or http on a
+   * loopback host), `MEDIA_BUYING_OIDC_CLIENT_ID` and `MEDIA_BUYING_OIDC_CLIENT_SECRET` (this service's registration
+   * there), all three or none. Unset: the built-in simulator under `/_sim/oidc`.
+   */
+  oidc: { issuer: string; clientId: string; clientSecret: string } | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -96,6 +102,7 @@ export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingC
   const wordmark = set(env, 'MEDIA_BUYING_BRAND_WORDMARK_URL');
   if (wordmark !== undefined) httpUrl('MEDIA_BUYING_BRAND_WORDMARK_URL', wordmark);
   return {
+    oidc: readOidc(env),
     uiOrigin,
     cookieDomain,
     smtpUrl,
@@ -105,4 +112,39 @@ export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingC
     productBrandWordmarkUrl: wordmark,
     requestsPerMinute,
   };
+}
+
+/** True for a loopback host name (`localhost`, 127.0.0.0/8, `[::1]`). */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** The external OpenID Connect provider settings (`MediaBuyingConfig.oidc`). @throws ConfigError. */
+function readOidc(env: Env): MediaBuyingConfig['oidc'] {
+  const issuer = set(env, 'MEDIA_BUYING_OIDC_ISSUER');
+  const clientId = set(env, 'MEDIA_BUYING_OIDC_CLIENT_ID');
+  const clientSecret = set(env, 'MEDIA_BUYING_OIDC_CLIENT_SECRET');
+  if (issuer === undefined) {
+    if (clientId !== undefined || clientSecret !== undefined)
+      throw new ConfigError(
+        'MEDIA_BUYING_OIDC_CLIENT_ID and MEDIA_BUYING_OIDC_CLIENT_SECRET need MEDIA_BUYING_OIDC_ISSUER',
+      );
+    return undefined;
+  }
+  const url = httpUrl('MEDIA_BUYING_OIDC_ISSUER', issuer);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    throw new ConfigError(
+      `MEDIA_BUYING_OIDC_ISSUER must be an https URL (http only on a loopback host; got "${issuer}")`,
+    );
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '')
+    throw new ConfigError(
+      `MEDIA_BUYING_OIDC_ISSUER must be an issuer identifier, without query, fragment or credentials (got "${issuer}")`,
+    );
+  if (clientId === undefined || clientSecret === undefined)
+    throw new ConfigError(
+      'MEDIA_BUYING_OIDC_ISSUER needs MEDIA_BUYING_OIDC_CLIENT_ID and MEDIA_BUYING_OIDC_CLIENT_SECRET',
+    );
+  if (clientId.length > 200 || clientSecret.length > 500)
+    throw new ConfigError('MEDIA_BUYING_OIDC_CLIENT_ID or MEDIA_BUYING_OIDC_CLIENT_SECRET is too long');
+  return { issuer, clientId, clientSecret };
 }

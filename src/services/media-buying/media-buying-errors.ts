@@ -222,3 +222,33 @@ export function signInRequired(message: string): ApiError {
     details: { reason: 'sign_in_required' },
   });
 }
+
+/** 503 `SERVICE_UNAVAILABLE`: a dependency is down; retry (it does not mean terms need accepting). */
+export function serviceUnavailable(message: string): ApiError {
+  return new ApiError(503, MediaBuyingCode.serviceUnavailable, message);
+}
+
+/**
+ * 503 `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE` (spec "Errors"): the routing-intent state of an OAuth or SSO sign-in
+ * cannot be stored, or the callback's state is unavailable, expired, malformed or for the wrong flow. Restart sign-in;
+ * never rebuild the state. Rendered flat by {@link formatLegacyAuthError}.
+ */
+export function signupExperienceStateUnavailable(message: string): ApiError {
+  return new ApiError(503, MediaBuyingCode.signupExperienceStateUnavailable, message);
+}
+
+/**
+ * The error format of the four legacy auth endpoints (`GET /auth/url`, `GET /auth/sso/url`, `POST /auth/token`,
+ * `POST /auth/sso/callback`): `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE` as the flat body `{error, message, retryable:
+ * true}` the spec gives them; every other error in the envelope ({@link formatMediaBuyingError}).
+ */
+export function formatLegacyAuthError(error: ApiError, request?: unknown): { body: unknown } {
+  if (error.code === MediaBuyingCode.signupExperienceStateUnavailable)
+    return { body: { error: error.code, message: error.message, retryable: true } };
+  return formatMediaBuyingError(error, request);
+}
+
+/** 401 `UNAUTHORIZED`: a wrong, used, expired or dead sign-in code, or an unknown email (one answer for all). */
+export function invalidSignInCode(): ApiError {
+  return new ApiError(401, MediaBuyingCode.unauthorized, 'Invalid or expired code.');
+}

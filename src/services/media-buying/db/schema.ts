@@ -573,6 +573,11 @@ export const magicCodes = mediaBuyingSchema.table(
     expiresAt: at('expires_at').notNull(),
     attempts: integer('attempts').notNull().default(0),
     consumedAt: at('consumed_at'),
+    /**
+     * A signup's chosen password (argon2id PHC string), installed on the identity only when this code verifies the
+     * email: a password nobody proved the address for never signs in.
+     */
+    pendingPasswordHash: text('pending_password_hash'),
   },
   (t) => [index('magic_codes_identity_idx').on(t.identityId, t.id)],
 );
@@ -599,6 +604,50 @@ export const signInThrottle = mediaBuyingSchema.table(
   },
   (t) => [check('sign_in_throttle_failures_nonnegative', sql`${t.failures} >= 0`)],
 );
+
+/**
+ * Authorization codes of the built-in identity provider's hosted sign-in (`/auth/authorize` -> `POST /auth/token`,
+ * `mbac_` secret, its SHA-256 here): bound to the identity that signed in, the client, the redirect URI and the PKCE
+ * S256 challenge of the authorization request; one minute, single use.
+ */
+export const authorizationCodes = mediaBuyingSchema.table(
+  'authorization_codes',
+  {
+    id: id(),
+    codeHash: text('code_hash').notNull().unique(),
+    identityId: ref('identity_id')
+      .notNull()
+      .references(() => identities.id),
+    clientId: text('client_id').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    /** BASE64URL(SHA-256(code_verifier)) (RFC 7636, S256). */
+    codeChallenge: text('code_challenge').notNull(),
+    createdAt: at('created_at').notNull(),
+    expiresAt: at('expires_at').notNull(),
+    consumedAt: at('consumed_at'),
+  },
+  (t) => [index('authorization_codes_expires_idx').on(t.expiresAt)],
+);
+
+/** How the account of a public signup was made (`POST /api/v2/signup/accounts`): its type and plan selection. */
+export const accountSignups = mediaBuyingSchema.table('account_signups', {
+  id: id(),
+  userId: ref('user_id')
+    .notNull()
+    .unique()
+    .references(() => users.id),
+  /** The organization it created (null for a developer account). */
+  organizationId: ref('organization_id').references(() => organizations.id),
+  /** `MEDIA_COMPANY`, `ADVERTISER`, `ADVERTISER_PORTFOLIO` or `DEVELOPER` (chosen in the form, never inferred). */
+  accountType: text('account_type').notNull(),
+  /** The routing metadata the sign-in carried (it granted nothing). */
+  signupExperience: text('signup_experience'),
+  /** The plan selected (only while the plan rollout is open). */
+  plan: text('plan'),
+  /** The signup code given (only while the plan rollout is open). */
+  signupCode: text('signup_code'),
+  createdAt: at('created_at').notNull(),
+});
 
 /** OAuth clients of MCP connectors (dynamic client registration, part 3). */
 export const oauthClients = mediaBuyingSchema.table('oauth_clients', {

@@ -4,7 +4,7 @@
  * sessions (cookie secrets on the credential kit), signup-recovery tokens of an interrupted signup, and the
  * platform-wide security sign-out.
  */
-import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
@@ -12,27 +12,23 @@ import { prefixedHexId } from '../../../platform/ids.ts';
 import { type CredentialStores, PREFIX } from '../credentials/index.ts';
 import {
   identities,
+  magicCodes,
   mcpAccessTokens,
   mcpGrants,
   mcpRefreshTokens,
   type SIGN_IN_METHODS,
-  signInThrottle,
+  sessions,
   signupRecoveryTokens,
   users,
   widgetTokens,
 } from '../db/schema.ts';
-import { rateLimited } from '../media-buying-errors.ts';
+import { credentialInvalid } from '../media-buying-errors.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
+import { signInBuckets, Throttle } from './throttle.ts';
 
 /** How a session was opened. */
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
-/** Failed sign-ins one account may have per window before its sign-ins are refused until the window ends. */
-export const ACCOUNT_FAILURES_PER_WINDOW = 10;
-/** Failed sign-ins one client address may have per window. */
-export const ADDRESS_FAILURES_PER_WINDOW = 30;
-/** The throttle's fixed window, in seconds. */
-export const THROTTLE_WINDOW_SECONDS = 15 * 60;
 /** Lifetime of a signup-recovery token (spec "Limits": ten minutes). */
 export const SIGNUP_RECOVERY_SECONDS = 10 * 60;
 
@@ -50,19 +46,22 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** True for a loopback address (not throttled per address: behind a local proxy every client is loopback). */
-function isLoopback(ip: string): boolean {
-  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
-}
+/** The answer of a refused sign-in (too many failures). */
+export const THROTTLED_MESSAGE = 'Too many failed sign-in attempts; try again later or reset your password.';
 
 /** Identities, users, sessions and sign-in; see the module comment. */
 export class Accounts {
+  /** The sign-in and mail counters (`throttle.ts`). */
+  readonly throttle: Throttle;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly stores: CredentialStores,
     private readonly sessionSeconds: number,
-  ) {}
+  ) {
+    this.throttle = new Throttle(db, clock);
+  }
 
   /** The identity of an email (case-insensitive), if any. */
   async identityByEmail(email: string, executor: Executor = this.db): Promise<IdentityRow | undefined> {
@@ -110,6 +109,38 @@ export class Accounts {
     return row!;
   }
 
+  /**
+   * The verified identity of `email` (an identity provider vouched for it): the existing one, marked verified, or a
+   * new one without a password. Two concurrent first sign-ins with one email make one identity.
+   */
+  async verifiedIdentity(tx: Executor, input: { email: string; name: string | null }): Promise<IdentityRow> {
+    const email = normalizeEmail(input.email);
+    const now = this.clock.now();
+    await tx
+      .insert(identities)
+      .values({
+        subject: prefixedHexId('sub'),
+        email,
+        name: input.name,
+        emailVerifiedAt: now,
+        passwordHash: null,
+        passwordChangedAt: null,
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: identities.email });
+    const [row] = await tx.select().from(identities).where(eq(identities.email, email)).for('update');
+    if (!row!.emailVerifiedAt) {
+      await this.markVerified(tx, row!.id);
+      // Codes mailed before (a signup's, with the password someone chose) die: the email is proven another way.
+      await tx
+        .update(magicCodes)
+        .set({ consumedAt: now })
+        .where(and(eq(magicCodes.identityId, row!.id), isNull(magicCodes.consumedAt)));
+      return { ...row!, emailVerifiedAt: now };
+    }
+    return row!;
+  }
+
   /** Sets an identity's password (the caller checked the policy). */
   async setPassword(tx: Executor, identityId: number, password: string): Promise<void> {
     await tx
@@ -142,9 +173,33 @@ export class Accounts {
   }
 
   /**
-   * Password sign-in (`POST /auth/password`). Refused while the account or the client address is over its failure
-   * budget; an unknown email costs the same argon2 work as a known one.
-   * @returns the outcome, or `undefined` for a wrong email or password (counted as a failure).
+   * Checks an email and password under the throttle (refused while the account or the client address is over its
+   * failure budget; an unknown email costs the same argon2 work as a known one, and a failure is counted).
+   * @returns the identity, `unverified` for a right password of an identity whose email is not proven, or
+   *   `undefined` for a wrong email or password.
+   * @throws ApiError 429 `RATE_LIMITED` (with `Retry-After`) while throttled.
+   */
+  async authenticatePassword(
+    email: string,
+    password: string,
+    clientAddress: string,
+  ): Promise<IdentityRow | 'unverified' | undefined> {
+    const normalized = normalizeEmail(email);
+    const buckets = signInBuckets(normalized, clientAddress);
+    await this.throttle.assertUnder(buckets, THROTTLED_MESSAGE);
+    const identity = await this.identityByEmail(normalized);
+    const ok = await verifyPassword(password, identity?.passwordHash ?? null);
+    if (!identity || !ok) {
+      await this.throttle.count(buckets);
+      return undefined;
+    }
+    if (!identity.emailVerifiedAt) return 'unverified';
+    return identity;
+  }
+
+  /**
+   * Password sign-in (`POST /auth/password`): {@link authenticatePassword}, then {@link outcomeOf}.
+   * @returns the outcome, `unverified`, or `undefined` for a wrong email or password (counted as a failure).
    * @throws ApiError 429 `RATE_LIMITED` (with `Retry-After`) while throttled.
    */
   async signInWithPassword(
@@ -152,30 +207,25 @@ export class Accounts {
     password: string,
     clientAddress: string,
   ): Promise<SignInOutcome | 'unverified' | undefined> {
-    const normalized = normalizeEmail(email);
-    const buckets = [
-      `account:${normalized}`,
-      ...(isLoopback(clientAddress) ? [] : [`address:${clientAddress}`]),
-    ];
-    await this.assertNotThrottled(buckets);
-    const identity = await this.identityByEmail(normalized);
-    const ok = await verifyPassword(password, identity?.passwordHash ?? null);
-    if (!identity || !ok) {
-      await this.countFailure(buckets);
-      return undefined;
-    }
-    if (!identity.emailVerifiedAt) return 'unverified';
+    const identity = await this.authenticatePassword(email, password, clientAddress);
+    if (identity === undefined || identity === 'unverified') return identity;
     return this.outcomeOf(identity);
   }
 
   /**
    * What an authenticated, verified identity leads to: its user, or (no platform account yet) a signup-recovery
-   * token for the interrupted signup.
+   * token for the interrupted signup, carrying the sign-in's routing metadata (`signupExperience`, which grants
+   * nothing).
+   * @param executor the transaction of the sign-in, when it has one (the token exists exactly when it commits).
    */
-  async outcomeOf(identity: IdentityRow, signupExperience: string | null = null): Promise<SignInOutcome> {
-    const user = await this.userOfIdentity(identity.id);
+  async outcomeOf(
+    identity: IdentityRow,
+    signupExperience: string | null = null,
+    executor: Executor = this.db,
+  ): Promise<SignInOutcome> {
+    const user = await this.userOfIdentity(identity.id, executor);
     if (user) return { kind: 'user', user, identity };
-    const recoveryToken = await this.issueSignupRecovery(this.db, identity, signupExperience);
+    const recoveryToken = await this.issueSignupRecovery(executor, identity, signupExperience);
     return { kind: 'requires_signup', identity, recoveryToken };
   }
 
@@ -214,7 +264,9 @@ export class Accounts {
       .innerJoin(identities, eq(identities.id, signupRecoveryTokens.identityId))
       .where(eq(signupRecoveryTokens.keyHash, hashApiKey(token)))
       .limit(1);
-    const [row] = lock ? await query.for('update', { of: signupRecoveryTokens }) : await query;
+    // Locks the token and its identity (drizzle qualifies a `FOR UPDATE OF` table with its schema, which PostgreSQL
+    // refuses, so the whole join is locked).
+    const [row] = lock ? await query.for('update') : await query;
     if (!row) return undefined;
     const { token: t, identity } = row;
     if (t.consumedAt || t.revokedAt || !t.expiresAt || t.expiresAt.getTime() <= this.clock.nowMs())
@@ -248,6 +300,34 @@ export class Accounts {
     return { secret: issued.key, maxAgeSeconds: this.sessionSeconds };
   }
 
+  /**
+   * Finishes a sign-in in `tx` (password, code, hosted sign-in, SSO, reset): a session for the identity's user, or a
+   * signup-recovery token carrying `signupExperience` when it has no platform account yet.
+   * @throws ApiError 401 `UNAUTHORIZED` for a disabled user (nothing is written).
+   */
+  async finishSignIn(
+    tx: Executor,
+    identity: IdentityRow,
+    method: SignInMethod,
+    signupExperience: string | null,
+  ): Promise<{ outcome: SignInOutcome; session?: { secret: string; maxAgeSeconds: number } }> {
+    const outcome = await this.outcomeOf(identity, signupExperience, tx);
+    if (outcome.kind === 'requires_signup') return { outcome };
+    if (outcome.user.disabledAt) throw credentialInvalid();
+    return { outcome, session: await this.openSession(tx, outcome.user.id, method) };
+  }
+
+  /**
+   * Ends every browser session and widget token of a user, on every instance (a password reset: whoever knew the old
+   * password is signed out).
+   * @returns how many sessions ended.
+   */
+  async endSessionsOf(tx: Executor, userId: number): Promise<number> {
+    const ended = await this.stores.sessions.revokeWhere(eq(sessions.userId, userId), tx);
+    await this.stores.widgetTokens.revokeWhere(eq(widgetTokens.userId, userId), tx);
+    return ended.length;
+  }
+
   /** Ends a session (sign-out): its cookie stops working on every instance at once. */
   async endSession(sessionId: number): Promise<void> {
     await this.stores.sessions.revoke(sessionId);
@@ -279,51 +359,8 @@ export class Accounts {
     return { sessions: endedSessions.length, widgetTokens: endedWidgets.length, mcpGrants: grants.length };
   }
 
-  /** @throws ApiError 429 when one of `buckets` has its window's failures used up. */
-  private async assertNotThrottled(buckets: string[]): Promise<void> {
-    const now = this.clock.nowMs();
-    for (const bucket of buckets) {
-      const [row] = await this.db
-        .select()
-        .from(signInThrottle)
-        .where(eq(signInThrottle.bucket, bucket))
-        .limit(1);
-      if (!row) continue;
-      const endsMs = row.windowStart.getTime() + THROTTLE_WINDOW_SECONDS * 1000;
-      const max = bucket.startsWith('account:') ? ACCOUNT_FAILURES_PER_WINDOW : ADDRESS_FAILURES_PER_WINDOW;
-      if (endsMs > now && row.failures >= max)
-        throw rateLimited(
-          'Too many failed sign-in attempts; try again later or reset your password.',
-          Math.max(1, Math.ceil((endsMs - now) / 1000)),
-        );
-    }
-  }
-
-  /** Counts one failure in each bucket (a window older than {@link THROTTLE_WINDOW_SECONDS} starts over). */
-  private async countFailure(buckets: string[]): Promise<void> {
-    const now = this.clock.now();
-    const windowStartBefore = new Date(now.getTime() - THROTTLE_WINDOW_SECONDS * 1000);
-    for (const bucket of buckets) {
-      await this.db
-        .insert(signInThrottle)
-        .values({ bucket, windowStart: now, failures: 1 })
-        .onConflictDoUpdate({
-          target: signInThrottle.bucket,
-          set: {
-            failures: sql`case when ${signInThrottle.windowStart} <= ${windowStartBefore.toISOString()}::timestamptz then 1 else ${signInThrottle.failures} + 1 end`,
-            windowStart: sql`case when ${signInThrottle.windowStart} <= ${windowStartBefore.toISOString()}::timestamptz then ${now.toISOString()}::timestamptz else ${signInThrottle.windowStart} end`,
-          },
-        });
-    }
-  }
-
   /** Deletes throttle windows that ended (housekeeping, by a cron job). */
   async pruneThrottle(): Promise<number> {
-    const before = new Date(this.clock.nowMs() - THROTTLE_WINDOW_SECONDS * 1000);
-    const deleted = await this.db
-      .delete(signInThrottle)
-      .where(lt(signInThrottle.windowStart, before))
-      .returning({ bucket: signInThrottle.bucket });
-    return deleted.length;
+    return this.throttle.prune();
   }
 }

@@ -1,8 +1,9 @@
 /** The HTTP layer of the media-buying service: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
 import { createAdmission } from '../admission/index.ts';
-import type { Accounts } from '../identity/index.ts';
+import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
+import type { OidcSimulator, SsoClient } from '../sso/index.ts';
 import { registerAdmissionRoutes } from './admission.ts';
 import { registerAdmissionOpsRoutes } from './admission-ops.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
@@ -11,15 +12,24 @@ import { registerBuyerAgentRoutes } from './buyer-agents.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
+import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
+import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
+import { registerSignInRoutes } from './sign-in.ts';
+import { registerSignupRoutes } from './signup.ts';
 
 export type { MediaBuyingRouteDeps } from './context.ts';
 
 /** Registers every route of the service. */
 export function registerMediaBuyingRoutes(
   app: ServiceApp,
-  deps: MediaBuyingRouteDeps & { accounts: Accounts; mailer: Mailer },
+  deps: MediaBuyingRouteDeps & {
+    accounts: Accounts;
+    mailer: Mailer;
+    identity: IdentityFlows;
+    sso: { client: SsoClient; simulator: OidcSimulator | undefined };
+  },
 ): void {
   const ctx = mediaBuyingRouteContext(app, deps);
   registerAuthRoutes(app, ctx, deps.accounts);
@@ -32,4 +42,8 @@ export function registerMediaBuyingRoutes(
   const admission = createAdmission({ ...deps, uiOrigin: deps.config.uiOrigin });
   registerAdmissionRoutes(app, ctx, admission);
   registerAdmissionOpsRoutes(app, admission);
+  registerSignInRoutes(app, ctx, deps);
+  registerOAuthSignInRoutes(app, ctx, { ...deps, sso: deps.sso.client });
+  registerSignupRoutes(app, ctx, deps);
+  if (deps.sso.simulator) registerOidcSimulatorRoutes(app, ctx, deps.sso.simulator);
 }

@@ -1,5 +1,17 @@
 CREATE SCHEMA IF NOT EXISTS "media_buying";
 --> statement-breakpoint
+CREATE TABLE "media_buying"."account_signups" (
+	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "media_buying"."account_signups_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"user_id" bigint NOT NULL,
+	"organization_id" bigint,
+	"account_type" text NOT NULL,
+	"signup_experience" text,
+	"plan" text,
+	"signup_code" text,
+	"created_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "account_signups_user_id_unique" UNIQUE("user_id")
+);
+--> statement-breakpoint
 CREATE TABLE "media_buying"."advertiser_previews" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "media_buying"."advertiser_previews_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"public_id" text NOT NULL,
@@ -60,6 +72,19 @@ CREATE TABLE "media_buying"."audit_logs" (
 	"target_id" text,
 	"metadata" jsonb NOT NULL,
 	"created_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "media_buying"."authorization_codes" (
+	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "media_buying"."authorization_codes_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"code_hash" text NOT NULL,
+	"identity_id" bigint NOT NULL,
+	"client_id" text NOT NULL,
+	"redirect_uri" text NOT NULL,
+	"code_challenge" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL,
+	"consumed_at" timestamp with time zone,
+	CONSTRAINT "authorization_codes_code_hash_unique" UNIQUE("code_hash")
 );
 --> statement-breakpoint
 CREATE TABLE "media_buying"."buyer_agent_credentials" (
@@ -174,7 +199,8 @@ CREATE TABLE "media_buying"."magic_codes" (
 	"created_at" timestamp with time zone NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,
 	"attempts" integer DEFAULT 0 NOT NULL,
-	"consumed_at" timestamp with time zone
+	"consumed_at" timestamp with time zone,
+	"pending_password_hash" text
 );
 --> statement-breakpoint
 CREATE TABLE "media_buying"."mail_outbox" (
@@ -429,12 +455,15 @@ CREATE TABLE "media_buying"."widget_tokens" (
 	CONSTRAINT "widget_tokens_key_hash_unique" UNIQUE("key_hash")
 );
 --> statement-breakpoint
+ALTER TABLE "media_buying"."account_signups" ADD CONSTRAINT "account_signups_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "media_buying"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "media_buying"."account_signups" ADD CONSTRAINT "account_signups_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."advertisers" ADD CONSTRAINT "advertisers_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."agent_registrations" ADD CONSTRAINT "agent_registrations_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."agent_registrations" ADD CONSTRAINT "agent_registrations_claimed_by_user_id_users_id_fk" FOREIGN KEY ("claimed_by_user_id") REFERENCES "media_buying"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."alpha_opt_ins" ADD CONSTRAINT "alpha_opt_ins_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."audit_logs" ADD CONSTRAINT "audit_logs_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."audit_logs" ADD CONSTRAINT "audit_logs_actor_user_id_users_id_fk" FOREIGN KEY ("actor_user_id") REFERENCES "media_buying"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "media_buying"."authorization_codes" ADD CONSTRAINT "authorization_codes_identity_id_identities_id_fk" FOREIGN KEY ("identity_id") REFERENCES "media_buying"."identities"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."buyer_agent_credentials" ADD CONSTRAINT "buyer_agent_credentials_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."buyer_agent_credentials" ADD CONSTRAINT "buyer_agent_credentials_issued_by_user_id_users_id_fk" FOREIGN KEY ("issued_by_user_id") REFERENCES "media_buying"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "media_buying"."commercial_offers" ADD CONSTRAINT "commercial_offers_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -472,6 +501,7 @@ CREATE INDEX "advertiser_previews_email_idx" ON "media_buying"."advertiser_previ
 CREATE INDEX "advertiser_previews_address_idx" ON "media_buying"."advertiser_previews" USING btree ("client_address","created_at");--> statement-breakpoint
 CREATE INDEX "advertisers_org_idx" ON "media_buying"."advertisers" USING btree ("organization_id","id");--> statement-breakpoint
 CREATE INDEX "audit_logs_org_idx" ON "media_buying"."audit_logs" USING btree ("organization_id","id");--> statement-breakpoint
+CREATE INDEX "authorization_codes_expires_idx" ON "media_buying"."authorization_codes" USING btree ("expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "buyer_agent_credentials_active_uq" ON "media_buying"."buyer_agent_credentials" USING btree ("organization_id","agent_identifier") WHERE "media_buying"."buyer_agent_credentials"."revoked_at" is null;--> statement-breakpoint
 CREATE UNIQUE INDEX "commercial_offers_pending_uq" ON "media_buying"."commercial_offers" USING btree ("organization_id") WHERE "media_buying"."commercial_offers"."status" = 'pending';--> statement-breakpoint
 CREATE INDEX "invitations_org_idx" ON "media_buying"."invitations" USING btree ("organization_id");--> statement-breakpoint

@@ -1,0 +1,94 @@
+/**
+ * The two minimal HTML pages of the sign-in round trips: the hosted sign-in page of the built-in identity provider
+ * (`GET /auth/authorize`) and the authorization page of the OpenID Connect provider simulator
+ * (`GET /_sim/oidc/authorize`). No script, no style sheet, no external resource; every value escaped; served with a
+ * strict Content-Security-Policy whose `form-action` allows the service itself and the redirect's origin.
+ */
+
+/** Escapes text for HTML element content and attribute values. */
+function escapeHtml(value: string): string {
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
+}
+
+/** The security headers of a page whose form posts to the service and redirects to `redirectOrigin`. */
+export function pageHeaders(redirectOrigin: string): Record<string, string> {
+  return {
+    'content-security-policy': `default-src 'none'; form-action 'self' ${redirectOrigin}; frame-ancestors 'none'; base-uri 'none'`,
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+  };
+}
+
+function hidden(params: Record<string, string | undefined>): string {
+  return Object.entries(params)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value!)}">`)
+    .join('\n    ');
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${escapeHtml(title)}</title>
+</head>
+<body>
+  <main>
+  <h1>${escapeHtml(title)}</h1>
+  ${body}
+  </main>
+</body>
+</html>
+`;
+}
+
+/** The hosted sign-in page: email and password, posted with the authorization request to `POST /auth/authorize`. */
+export function renderSignInPage(request: Record<string, string | undefined>): string {
+  return page(
+    'Sign in to Media Buying',
+    `<form method="post" action="/auth/authorize">
+    ${hidden(request)}
+    <p><label>Email <input type="email" name="email" autocomplete="username" required maxlength="254"></label></p>
+    <p><label>Password <input type="password" name="password" autocomplete="current-password" required maxlength="1024"></label></p>
+    <p><button type="submit">Sign in</button></p>
+  </form>`,
+  );
+}
+
+/**
+ * The simulator's authorization page: one button per preset person, and a form for any other login at the
+ * simulator's domain (verified or not).
+ */
+export function renderSimulatorPage(
+  request: Record<string, string | undefined>,
+  people: readonly { login: string; name: string; emailVerified: boolean }[],
+  domain: string,
+): string {
+  const presets = people
+    .map(
+      (p) => `<form method="post" action="authorize">
+    ${hidden({ ...request, login: p.login, name: p.name, email_verified: String(p.emailVerified) })}
+    <button type="submit">${escapeHtml(`${p.name} <${p.login}@${domain}>`)}${p.emailVerified ? '' : ' (email not verified)'}</button>
+  </form>`,
+    )
+    .join('\n  ');
+  return page(
+    'OpenID Connect provider simulator',
+    `<p>Choose who signs in (test identities only: every email is at ${escapeHtml(domain)}).</p>
+  ${presets}
+  <form method="post" action="authorize">
+    ${hidden(request)}
+    <p><label>Login <input name="login" required pattern="[a-z0-9][a-z0-9._\\-]{0,63}">@${escapeHtml(domain)}</label></p>
+    <p><label>Name <input name="name" required maxlength="200"></label></p>
+    <p><label><input type="checkbox" name="email_verified" value="true" checked> Email verified</label></p>
+    <p><button type="submit">Sign in as this person</button></p>
+  </form>`,
+  );
+}
