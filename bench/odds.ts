@@ -67,6 +67,8 @@ export async function setupOddsDays() {
       abbreviation: `B${n}`,
       venueName: `Ground ${n}`,
       venueLocation: 'Benchtown',
+      conference: '',
+      division: '',
     });
     const soccer: EventUpdate[] = Array.from({ length: 300 }, (_, i) =>
       eventStateAt(
