@@ -187,6 +187,37 @@ export const PLAYERS: SeedPlayer[] = readTsv('players-nba.tsv').map((r, i) => {
   };
 });
 
+/** A neutral site: the name of the event held there (a bowl, a final) and its venue. */
+export interface NeutralVenue {
+  eventName: string;
+  venueName: string;
+  venueLocation: string;
+}
+
+const VENUE_ROWS = readTsv('venues.tsv');
+
+/**
+ * The neutral sites of `key` (`ncaaf-bowl`, `ucl-final`, ...) for the season starting in `seasonYear`: the rows of that
+ * season when `sports-data/venues.tsv` has any, otherwise its rows for every season.
+ */
+export function neutralVenues(key: string, seasonYear: number): NeutralVenue[] {
+  const rows = VENUE_ROWS.filter((r) => r.key === key);
+  const ofYear = rows.filter((r) => r.season_year === String(seasonYear));
+  return (ofYear.length > 0 ? ofYear : rows.filter((r) => r.season_year === '')).map((r) => ({
+    eventName: r.event_name!,
+    venueName: r.venue!,
+    venueLocation: r.location!,
+  }));
+}
+
+/** Fight-night venues with the UTC start of the main card (minutes after the card's Saturday 00:00 UTC). */
+export const FIGHT_VENUES: { venueName: string; venueLocation: string; mainCardMinute: number }[] = readTsv(
+  'venues-ufc.tsv',
+).map((r) => {
+  const [h, m] = r.main_card_utc!.split(':').map(Number);
+  return { venueName: r.venue!, venueLocation: r.location!, mainCardMinute: h! * 60 + m! };
+});
+
 /** League names (`schedule.league_name`). */
 export const LEAGUE_NAMES: Record<number, string> = {
   1: 'NCAA Division I FBS',

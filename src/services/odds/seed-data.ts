@@ -4,9 +4,9 @@ import { marketDefinitions, players, sports, sportsbooks, teams } from './db/sch
 import { MARKETS, PLAYERS, SPORTS, SPORTSBOOKS, TEAMS } from './reference-data.ts';
 
 /**
- * Writes the reference data (sports, sportsbooks, market definitions, teams, players). Idempotent: rows already there
- * are kept as they are (an ingest may have renamed a team), except that a team's empty conference and division are
- * filled in; rows added to the data files since the last run are inserted.
+ * Writes the reference data (sports, sportsbooks, market definitions, teams, players). Idempotent, so every start runs
+ * it: rows already there are kept as they are (an ingest may have renamed a team), except that a team's empty
+ * conference and division are filled in; rows added to the data files since the last start are inserted.
  */
 export async function seedReferenceData(tx: Executor): Promise<void> {
   await tx.insert(sports).values(SPORTS).onConflictDoNothing();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { americanFromProbability, eventStateAt, probabilityFromAmerican, scheduleFor } from '../simulator.ts';
+import { scheduleFor } from '../schedules.ts';
+import { americanFromProbability, eventStateAt, probabilityFromAmerican } from '../simulator.ts';
 import { type OddsHarness, startOdds } from './support.ts';
 
 describe('simulator model (pure)', () => {
@@ -113,6 +114,7 @@ describe('simulator against the database', () => {
     h = await startOdds(new Date('2026-11-22T20:00:00Z'), {
       ODDS_SIMULATOR: 'on',
       ODDS_SIM_SEED: 'test-seed',
+      ODDS_SIM_SPORTS: '4',
     });
   });
   after(async () => h?.close());
