@@ -3,11 +3,11 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db, Tx } from '../../platform/database.ts';
 import type { AppLogger } from '../../platform/logger.ts';
 import { lockChangeLog, notifyChanges, type OddsChangeFeed } from './change-feed.ts';
-import { eventIdOf, type ScheduledGame } from './game-model.ts';
-import { writeEvents } from './odds-writer.ts';
+import { eventIdOf, pricesCloseAt, type ScheduledGame } from './game-model.ts';
+import { type EventUpdate, writeEvents } from './odds-writer.ts';
 import { recordsAt, scheduleFor } from './schedules.ts';
 import { seedReferenceData } from './seed-data.ts';
-import { eventUpdateSince } from './simulator.ts';
+import { eventRowAt, eventUpdateSince, marketsKey } from './simulator.ts';
 
 /** What one simulator step did. */
 export interface TickResult {
@@ -45,6 +45,12 @@ const DONE_STATUSES = ['STATUS_FINAL', 'STATUS_CANCELED', 'STATUS_POSTPONED'];
  */
 export class FeedSimulator {
   private referenceSynced = false;
+  /**
+   * What this process last wrote per event: its row (without the model) and its markets key ({@link marketsKey}).
+   * A step skips an event whose row and markets key are the same (nothing can have changed), and recomputes an
+   * event's markets only when its key moved: once per price bucket before its start.
+   */
+  private readonly written = new Map<string, { row: string; markets: string }>();
 
   constructor(
     private readonly db: Db,
@@ -77,7 +83,7 @@ export class FeedSimulator {
     const now = this.clock.now();
     const games = this.gamesAround(now, days);
     const ids = games.map((g) => eventIdOf(this.seed, g));
-    const result = await this.db.transaction(async (tx) => {
+    const outcome = await this.db.transaction(async (tx) => {
       // Read under the change-log lock (writeEvents takes it again): another worker's tick commits before this read,
       // so the replay starts after the moves it recorded.
       await lockChangeLog(tx);
@@ -96,11 +102,27 @@ export class FeedSimulator {
           r,
         ]),
       );
-      const updates = games.flatMap((g, i) => {
-        const row = state.get(ids[i]!);
-        if (row?.done) return [];
-        const after = row?.last_price_ms == null ? null : new Date(Number(row.last_price_ms));
-        return [eventUpdateSince(this.seed, g, after, now)];
+      const updates: EventUpdate[] = [];
+      const wrote = new Map<string, { row: string; markets: string }>();
+      games.forEach((g, i) => {
+        const id = ids[i]!;
+        const stored = state.get(id);
+        if (stored?.done) return;
+        const event = eventRowAt(this.seed, g, now);
+        const key = { row: JSON.stringify({ ...event, simulation: undefined }), markets: marketsKey(g, now) };
+        const last = this.written.get(id);
+        if (stored && last?.row === key.row && last.markets === key.markets) return;
+        const lastPrice = stored?.last_price_ms == null ? null : Number(stored.last_price_ms);
+        // Markets unchanged since this process wrote them, or closed and their closing recorded: the row only.
+        const marketsDone =
+          stored &&
+          (last?.markets === key.markets || (lastPrice !== null && lastPrice >= pricesCloseAt(g).getTime()));
+        updates.push(
+          marketsDone
+            ? { event, markets: [] }
+            : eventUpdateSince(this.seed, g, lastPrice === null ? null : new Date(lastPrice), now),
+        );
+        wrote.set(id, key);
       });
       const written =
         updates.length === 0
@@ -109,9 +131,14 @@ export class FeedSimulator {
       const records = await this.writeRecords(tx, now);
       // A record has no change-log row: its change is still news to every instance's cached answers.
       if (records && !written.touched) await notifyChanges(tx, written.lastId);
-      return { ...written, touched: written.touched || records };
+      return { result: { ...written, touched: written.touched || records }, wrote };
     });
     this.referenceSynced = true;
+    // Only what this step considered: events of other days are forgotten.
+    const considered = new Set(ids);
+    for (const id of this.written.keys()) if (!considered.has(id)) this.written.delete(id);
+    for (const [id, key] of outcome.wrote) this.written.set(id, key);
+    const { result } = outcome;
     if (result.touched) this.feed.committed(result.lastId);
     if (result.changes > 0) this.logger.debug({ changes: result.changes }, 'simulator tick');
     return result;

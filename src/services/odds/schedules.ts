@@ -1472,23 +1472,48 @@ export function scheduleFor(seed: string, sportId: number, date: string): Schedu
   return games;
 }
 
+/** Per plan: its counted results in the order they became final, and the records last computed from them. */
+const recordMemo = new WeakMap<
+  SeasonPlan,
+  { results: Result[]; counted: number; records: Map<number, string> }
+>();
+
 /**
  * Every team's record of sport `sportId` at `now` (`teams[].record`, in the sport's format), from the simulated results
  * of the season under way (or the last one, until the next begins): the games final by `now`, the regular season only
- * unless the sport's records count its postseason (college, MMA, the Champions League).
+ * unless the sport's records count its postseason (college, MMA, the Champions League). Computed again only when
+ * another game has become final since the last call.
  */
 export function recordsAt(seed: string, sportId: number, now: Date): Map<number, string> {
   const m = modelOf(sportId);
   const plan = seasonPlan(seed, sportId, currentSeasonYear(sportId, now));
-  const results: Result[] = [];
-  for (const g of plan.games) {
-    if (!m.recordCountsPostseason && g.seasonType === 'Postseason') continue;
-    const outcome = plan.outcomes.get(g);
-    if (outcome && outcome.finalAt <= now) results.push({ game: g, outcome });
+  let memo = recordMemo.get(plan);
+  if (!memo) {
+    const results: Result[] = [];
+    for (const g of plan.games) {
+      if (!m.recordCountsPostseason && g.seasonType === 'Postseason') continue;
+      const outcome = plan.outcomes.get(g);
+      if (outcome) results.push({ game: g, outcome });
+    }
+    results.sort((a, b) => a.outcome.finalAt.getTime() - b.outcome.finalAt.getTime());
+    memo = { results, counted: -1, records: new Map() };
+    recordMemo.set(plan, memo);
   }
-  const table = tableOf(
-    TEAMS.filter((t) => t.sportId === sportId),
-    results,
-  );
-  return new Map([...table.values()].map((l) => [l.team.id, formatRecord(m.record, l)]));
+  // The results final by now: a prefix of the list (binary search).
+  let lo = 0;
+  let hi = memo.results.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (memo.results[mid]!.outcome.finalAt <= now) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo !== memo.counted) {
+    const table = tableOf(
+      TEAMS.filter((t) => t.sportId === sportId),
+      memo.results.slice(0, lo),
+    );
+    memo.records = new Map([...table.values()].map((l) => [l.team.id, formatRecord(m.record, l)]));
+    memo.counted = lo;
+  }
+  return memo.records;
 }

@@ -410,17 +410,8 @@ function playerPropMarkets(board: MarketBoard, model: SimulationModel, drift: Wa
   }
 }
 
-/**
- * The whole state of a simulated game at `now`: the event row and its markets.
- * @param drift the game's random walks ({@link walks}); a caller that also replays earlier times passes its own, so
- *   the walks are computed once.
- */
-export function eventStateAt(
-  seed: string,
-  g: ScheduledGame,
-  now: Date,
-  drift: Walks = walks(seed, eventIdOf(seed, g), openBucketOf(g)),
-): EventUpdate {
+/** The event row of a simulated game at `now` (schedule, status, clock, score), without its markets. */
+export function eventRowAt(seed: string, g: ScheduledGame, now: Date): EventInput {
   const ids = eventIds(seed, g);
   const model = modelFor(seed, g, ids.eventId);
   const state = stateAt(g, model, now);
@@ -428,7 +419,7 @@ export function eventStateAt(
   const winner = state.status === 'STATUS_FINAL' ? winnerOf(model) : null;
   const m = modelOf(g.sportId);
   const rotation = m.rotationBase + 2 * g.index;
-  const event: EventInput = {
+  return {
     eventId: ids.eventId,
     eventUuid: ids.eventUuid,
     sportId: g.sportId,
@@ -464,11 +455,37 @@ export function eventStateAt(
     broadcast: m.broadcast[Math.floor(hash01(seed, 'tv', ids.eventId) * m.broadcast.length)]!,
     simulation: model,
   };
+}
+
+/**
+ * What the markets of a game at `now` depend on: `none` before they open (or when they never do), the price bucket
+ * while they are up (prices move only at bucket boundaries), `closed` once they closed. Two instants with the same key
+ * have the same markets.
+ */
+export function marketsKey(g: ScheduledGame, now: Date): string {
+  const t = now.getTime();
   const open = opensAt(g);
+  const close = pricesCloseAt(g).getTime();
+  if (t < open || close <= open) return 'none';
+  return t >= close ? 'closed' : `bucket:${Math.floor(t / BUCKET_MS)}`;
+}
+
+/**
+ * The whole state of a simulated game at `now`: the event row and its markets.
+ * @param drift the game's random walks ({@link walks}); a caller that also replays earlier times passes its own, so
+ *   the walks are computed once.
+ */
+export function eventStateAt(
+  seed: string,
+  g: ScheduledGame,
+  now: Date,
+  drift: Walks = walks(seed, eventIdOf(seed, g), openBucketOf(g)),
+): EventUpdate {
+  const event = eventRowAt(seed, g, now);
   const markets =
-    now.getTime() < open || pricesCloseAt(g).getTime() <= open
+    marketsKey(g, now) === 'none'
       ? []
-      : marketsAt(g, ids.eventId, model, now, drift);
+      : marketsAt(g, event.eventId, event.simulation as SimulationModel, now, drift);
   return { event, markets };
 }
 
