@@ -8,6 +8,7 @@ import { benchCoins } from './coins.ts';
 import { benchDeposits } from './deposits.ts';
 import { benchEntityEvents } from './entity-events.ts';
 import { benchOdds } from './odds.ts';
+import { benchOddsFirstStep } from './odds-first-step.ts';
 import { benchPayments } from './payments.ts';
 import { benchPricing } from './pricing.ts';
 
@@ -17,6 +18,7 @@ const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
   pricing: benchPricing,
   payments: benchPayments,
   odds: benchOdds,
+  'odds-first-step': benchOddsFirstStep,
   'entity-events': benchEntityEvents,
 };
 
