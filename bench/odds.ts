@@ -14,10 +14,11 @@
 import { Worker } from 'node:worker_threads';
 import { sql } from 'drizzle-orm';
 import { ManualClock } from '../src/platform/clock.ts';
+import type { ScheduledGame } from '../src/services/odds/game-model.ts';
 import { oddsService } from '../src/services/odds/index.ts';
 import { type EventUpdate, writeEvents } from '../src/services/odds/odds-writer.ts';
 import { TEAMS } from '../src/services/odds/reference-data.ts';
-import { eventStateAt, type ScheduledGame } from '../src/services/odds/simulator.ts';
+import { eventStateAt } from '../src/services/odds/simulator.ts';
 import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, type LoadResult, load, report } from './lib.ts';
 
@@ -67,6 +68,8 @@ export async function setupOddsDays() {
       abbreviation: `B${n}`,
       venueName: `Ground ${n}`,
       venueLocation: 'Benchtown',
+      conference: '',
+      division: '',
     });
     const soccer: EventUpdate[] = Array.from({ length: 300 }, (_, i) =>
       eventStateAt(

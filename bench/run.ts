@@ -9,6 +9,7 @@ import { benchDeposits } from './deposits.ts';
 import { benchEntityEvents } from './entity-events.ts';
 import { benchMediaBuying } from './media-buying.ts';
 import { benchOdds } from './odds.ts';
+import { benchOddsFirstStep } from './odds-first-step.ts';
 import { benchPayments } from './payments.ts';
 import { benchPricing } from './pricing.ts';
 
@@ -19,6 +20,7 @@ const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
   pricing: benchPricing,
   payments: benchPayments,
   odds: benchOdds,
+  'odds-first-step': benchOddsFirstStep,
   'entity-events': benchEntityEvents,
 };
 

@@ -3,7 +3,7 @@ import type { ServiceDefinition } from '../../platform/service.ts';
 import { createKeyStore, issueKey } from './api-keys.ts';
 import { OddsCatalog } from './catalog.ts';
 import { createChangeFeed } from './change-feed.ts';
-import { FeedSimulator } from './feed-simulator.ts';
+import { FeedSimulator, WARM_UP_DAYS } from './feed-simulator.ts';
 import { IngestService } from './ingest.ts';
 import { readOddsConfig } from './odds-config.ts';
 import { formatOddsError } from './odds-errors.ts';
@@ -58,7 +58,7 @@ export const oddsService: ServiceDefinition = {
     const catalog = new OddsCatalog(ctx.db, ctx.clock);
     const ingest = new IngestService(ctx.db, ctx.clock, feed);
     const simulator = config.simulator
-      ? new FeedSimulator(ctx.db, ctx.clock, feed, ctx.logger, config.seed)
+      ? new FeedSimulator(ctx.db, ctx.clock, feed, ctx.logger, config.seed, config.simSports)
       : undefined;
     const upstream = config.upstream
       ? new UpstreamSync(ctx.outbound, ingest, ctx.clock, config.upstream)
@@ -78,6 +78,9 @@ export const oddsService: ServiceDefinition = {
     return {
       async routes(app) {
         await startFeed();
+        // Teams and markets added to the data files since this database was seeded (the worker's simulator does the
+        // same in its first step).
+        await ctx.db.transaction((tx) => seedReferenceData(tx));
         await registerOddsRoutes(app, {
           keys,
           reader,
@@ -102,18 +105,19 @@ export const oddsService: ServiceDefinition = {
         if (!simulator) return;
         await startFeed();
         let running = false;
-        const step = async () => {
+        const step = async (days?: readonly number[]) => {
           if (running) return;
           running = true;
           await simulator
-            .tick()
+            .tick(days)
             .catch((err) => ctx.logger.error({ err }, 'simulator tick failed'))
             .finally(() => {
               running = false;
             });
         };
-        firstStep = step();
-        timer = setInterval(step, config.intervalSeconds * 1000);
+        // The first step covers today and tomorrow (the service is ready after it); yesterday follows with the next.
+        firstStep = step(WARM_UP_DAYS);
+        timer = setInterval(() => void step(), config.intervalSeconds * 1000);
         timer.unref();
       },
       // Today's games exist once the simulator's first step (run by this process's worker) is done.

@@ -1,5 +1,6 @@
 import { integerVar, parseHttpUrl } from '../../platform/config.ts';
 import { ConfigError } from '../../platform/errors.ts';
+import { SIMULATED_SPORTS } from './sport-models.ts';
 import type { UpstreamConfig } from './upstream.ts';
 
 /** The service's variables (`ODDS_*`). */
@@ -8,6 +9,8 @@ export interface OddsConfig {
   simulator: boolean;
   /** `ODDS_SIM_SEED` (default `api-suite`): the simulator's seed; the same seed gives the same games and prices. */
   seed: string;
+  /** `ODDS_SIM_SPORTS` (comma-separated sport ids, default every listed sport 1-16): the sports it simulates. */
+  simSports: number[];
   /** `ODDS_SIM_INTERVAL_SECONDS` (1..3600, default 10): how often the worker steps the simulator. */
   intervalSeconds: number;
   /** `ODDS_WS_HEARTBEAT_SECONDS` (0.05..300, default 15): WebSocket heartbeat period. */
@@ -37,10 +40,16 @@ export function readOddsConfig(env: Readonly<Record<string, string | undefined>>
       throw new ConfigError('ODDS_UPSTREAM_SPORTS must be comma-separated sport ids');
     upstream = { url: env.ODDS_UPSTREAM_URL, key: env.ODDS_UPSTREAM_KEY, sportIds: sports };
   }
+  const simSports = (env.ODDS_SIM_SPORTS || SIMULATED_SPORTS.join(',')).split(',').map((x) => x.trim());
+  if (simSports.some((x) => !/^\d{1,2}$/.test(x) || !SIMULATED_SPORTS.includes(Number(x))))
+    throw new ConfigError(
+      `ODDS_SIM_SPORTS must be comma-separated sport ids from ${SIMULATED_SPORTS.join(',')}`,
+    );
   return {
     upstream,
     simulator: sim === 'on',
     seed: env.ODDS_SIM_SEED || 'api-suite',
+    simSports: [...new Set(simSports.map(Number))],
     intervalSeconds: integerVar(env, 'ODDS_SIM_INTERVAL_SECONDS', 10, 1, 3600),
     heartbeatSeconds: num('ODDS_WS_HEARTBEAT_SECONDS', 15, 0.05, 300),
   };

@@ -125,8 +125,31 @@ interface PriceState {
   dirty: boolean;
 }
 
-/** Most change rows per insert statement (keeps the JSON parameter of a large backfill small). */
+/** Most change rows per insert statement (keeps the array parameters of a large backfill small). */
 const CHANGE_INSERT_CHUNK = 5000;
+
+/** The columns of a change row as the writer collects them, with their PostgreSQL types (one array parameter each). */
+const CHANGE_COLUMNS: [name: string, type: string][] = [
+  ['kind', 'text'],
+  ['change_type', 'text'],
+  ['event_id', 'text'],
+  ['sport_id', 'int'],
+  ['price_id', 'bigint'],
+  ['line_id', 'bigint'],
+  ['affiliate_id', 'int'],
+  ['market_id', 'int'],
+  ['period_id', 'int'],
+  ['participant_id', 'int'],
+  ['participant_type', 'text'],
+  ['line', 'text'],
+  ['price', 'int'],
+  ['previous_price', 'int'],
+  ['is_main_line', 'boolean'],
+  ['event_status', 'text'],
+  ['score_away', 'int'],
+  ['score_home', 'int'],
+  ['recorded_at', 'timestamptz'],
+];
 
 /**
  * Writes events, markets, lines and prices in the caller's transaction and appends every difference to the change
@@ -197,19 +220,20 @@ class WriteSession {
 
   /** Writes one event, then replays its snapshots (history, oldest first, then `markets` at the write time). */
   async writeEvent({ event, markets, history }: EventUpdate): Promise<void> {
-    await this.upsertEvent(event);
+    const created = await this.upsertEvent(event);
     const steps: MarketSnapshot[] = [...(history ?? []), { at: new Date(this.nowMs), markets }].filter(
       (s) => s.markets.length > 0,
     );
     if (steps.length === 0) return;
     const ids = await this.writeMarketsAndLines(event.eventId, steps);
-    const states = await this.readPrices(event.eventId, ids);
+    // An event created by this write has no prices yet, and its lines were all just inserted (their ids are known).
+    const states = created ? new Map<string, PriceState>() : await this.readPrices(event.eventId, ids);
     for (const step of steps) this.replay(event, step, ids, states);
     await this.savePrices(event.eventId, states);
   }
 
-  /** Inserts or updates the event row and records a `status` or `score` change. */
-  private async upsertEvent(event: EventInput): Promise<void> {
+  /** Inserts or updates the event row and records a `status` or `score` change; true when the event is new. */
+  private async upsertEvent(event: EventInput): Promise<boolean> {
     const before = await this.tx.execute(
       sql`select status, score_away, score_home from odds.events where event_id = ${event.eventId} for update`,
     );
@@ -251,7 +275,7 @@ class WriteSession {
     const statusChanged = !prev || prev.status !== event.status;
     const scoreChanged =
       !!prev && (prev.score_away !== event.scoreAway || prev.score_home !== event.scoreHome);
-    if (!statusChanged && !scoreChanged) return;
+    if (!statusChanged && !scoreChanged) return !prev;
     this.changes.push({
       kind: 'event',
       change_type: statusChanged ? 'status' : 'score',
@@ -262,9 +286,13 @@ class WriteSession {
       score_home: event.scoreHome,
       recorded_at: this.ts,
     });
+    return !prev;
   }
 
-  /** Markets and lines of every snapshot: inserts the missing ones, then reads back every id of the event. */
+  /**
+   * Markets and lines of every snapshot: inserts the missing ones, then reads back every market id of the event; the
+   * ids of the lines written now go to `lineIdOf` (the others are read with the prices).
+   */
   private async writeMarketsAndLines(eventId: string, steps: MarketSnapshot[]): Promise<EventIds> {
     const marketKeys = new Map<string, { market_id: number; period_id: number }>();
     for (const s of steps)
@@ -306,7 +334,12 @@ class WriteSession {
       on conflict (event_market_id, participant_type, participant_id, value)
       do update set participant_name = excluded.participant_name
       where odds.lines.participant_name <> excluded.participant_name
-      returning id`);
+      returning id, event_market_id, participant_type, participant_id, value`);
+    for (const r of linesWritten.rows as Record<string, unknown>[])
+      ids.lineIdOf.set(
+        `${r.event_market_id}:${r.participant_type}:${r.participant_id}:${r.value}`,
+        Number(r.id),
+      );
     if (linesWritten.rows.length > 0) this.touched = true;
     return ids;
   }
@@ -490,12 +523,15 @@ class WriteSession {
       else updatesRows.push(priceRow(s));
     }
     if (inserts.length > 0) {
+      const col = (f: (p: PriceState) => unknown) => sql.param(inserts.map(f));
       const inserted = await this.tx.execute(sql`
         insert into odds.prices (line_id, event_id, sportsbook_id, price, is_main_line, closed_at, updated_at)
         select v.line_id, ${eventId}, v.sportsbook_id, v.price, v.is_main_line, v.closed_at, v.updated_at
-        from jsonb_to_recordset(${JSON.stringify(inserts.map(priceRow))}::jsonb)
-          as v(line_id bigint, sportsbook_id int, price int, is_main_line boolean, closed_at timestamptz,
-            updated_at timestamptz)
+        from unnest(${col((p) => p.key.lineId)}::bigint[], ${col((p) => p.key.book)}::int[], ${col((p) => p.price)}::int[],
+          ${col((p) => p.isMainLine)}::boolean[],
+          ${col((p) => (p.closedAt === null ? null : new Date(p.closedAt).toISOString()))}::timestamptz[],
+          ${col((p) => new Date(p.lastAt).toISOString())}::timestamptz[])
+          as v(line_id, sportsbook_id, price, is_main_line, closed_at, updated_at)
         returning id, line_id, sportsbook_id`);
       const newId = new Map<string, number>();
       for (const r of inserted.rows as { id: string; line_id: string; sportsbook_id: number }[])
@@ -528,17 +564,17 @@ class WriteSession {
     let lastId = 0;
     for (let i = 0; i < this.changes.length; i += CHANGE_INSERT_CHUNK) {
       const chunk = this.changes.slice(i, i + CHANGE_INSERT_CHUNK);
+      const col = (name: string, type: string) =>
+        sql`${sql.param(chunk.map((c) => c[name] ?? null))}::${sql.raw(type)}[]`;
       const result = await this.tx.execute(sql`
         insert into odds.changes (kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id,
           period_id, participant_id, participant_type, line, price, previous_price, is_main_line, event_status,
           score_away, score_home, recorded_at, logged_at)
-        select kind, change_type, event_id, sport_id, price_id, line_id, affiliate_id, market_id, period_id,
-          participant_id, participant_type, line, price, previous_price, is_main_line, event_status, score_away,
-          score_home, recorded_at, ${this.ts}::timestamptz
-        from jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) as c(kind text, change_type text, event_id text,
-          sport_id int, price_id bigint, line_id bigint, affiliate_id int, market_id int, period_id int,
-          participant_id int, participant_type text, line text, price int, previous_price int, is_main_line boolean,
-          event_status text, score_away int, score_home int, recorded_at timestamptz)
+        select *, ${this.ts}::timestamptz
+        from unnest(${sql.join(
+          CHANGE_COLUMNS.map(([name, type]) => col(name, type)),
+          sql`, `,
+        )})
         returning id`);
       for (const r of result.rows as { id: string }[]) lastId = Math.max(lastId, Number(r.id));
       this.touched = true;

@@ -1,58 +1,39 @@
-import { createHash } from 'node:crypto';
+import {
+  eventIdOf,
+  eventIds,
+  type FightResult,
+  finishRoundWeights,
+  hash01,
+  modelFor,
+  phi,
+  pricesCloseAt,
+  type ScheduledGame,
+  type SimulationModel,
+  stateAt,
+  winnerOf,
+} from './game-model.ts';
 import type { EventInput, EventUpdate, MarketInput, PriceInput } from './odds-writer.ts';
-import type { EventStatus } from './reference-data.ts';
-import { LEAGUE_NAMES, PLAYERS, type SeedTeam, SPORTSBOOKS, TEAMS } from './reference-data.ts';
+import { LEAGUE_NAMES, type SeedTeam, SPORTSBOOKS } from './reference-data.ts';
+import { modelOf, type SportModel } from './sport-models.ts';
 
 /**
- * The feed simulator's model (spec F, "where the data comes from"): a realistic schedule from real league and team
- * names, prices per sportsbook that are consistent (two-way and three-way moneylines with each book's margin, spreads
- * and totals around a main line with alternates, team totals and player props), prices that move over time, and
- * events that move through their statuses and scores to `STATUS_FINAL`.
+ * The feed simulator's prices and events (spec F, "where the data comes from"): prices per sportsbook that are
+ * consistent (two-way and three-way moneylines with each book's margin, spreads and totals around a main line with
+ * alternates, team totals, player props, an MMA bout's method of victory and rounds), prices that move over time and
+ * close at the start (or when the game is postponed or canceled), and the event row with its status and score.
  *
- * Everything is a pure function of `(seed, event, time)`: the same seed and clock give the same schedule, prices and
+ * Everything is a pure function of `(seed, game, time)`: the same seed and clock give the same schedule, prices and
  * scores, so tests can assert on them and several workers agree. {@link eventStateAt} is the whole state of an event at
- * an instant; the service writes the difference to the database (the change log records every move).
+ * an instant; the service writes the difference to the database (the change log records every move). Which games exist
+ * is `schedules.ts`; how a game plays is `game-model.ts`.
  */
 
 /** Minutes per price bucket: a sportsbook re-prices at most once per bucket. */
 export const PRICE_BUCKET_MINUTES = 10;
 /** Chance per price bucket that a walk steps down (and, the same, up). */
-export const STEP_PROBABILITY = 0.1;
-/** Markets open this long before the start. */
+const STEP_PROBABILITY = 0.1;
+/** Markets open this long before the start (or when the teams become known, if later). */
 export const MARKETS_OPEN_HOURS = 24;
-
-/** Deterministic number in [0, 1) from the parts. */
-export function hash01(...parts: (string | number)[]): number {
-  const h = createHash('sha256').update(parts.join('|')).digest();
-  return h.readUInt32BE(0) / 2 ** 32;
-}
-
-function hashHex(...parts: (string | number)[]): string {
-  return createHash('sha256').update(parts.join('|')).digest('hex');
-}
-
-/** A small seeded PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Standard normal CDF (Abramowitz-Stegun 7.1.26). */
-function phi(x: number): number {
-  const t = 1 / (1 + 0.3275911 * Math.abs(x / Math.SQRT2));
-  const y =
-    1 -
-    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
-      t *
-      Math.exp(-(x * x) / 2);
-  return x >= 0 ? (1 + y) / 2 : (1 - y) / 2;
-}
 
 /**
  * American odds from an implied probability (already including the book's margin), rounded to 5 cents like US books
@@ -73,484 +54,22 @@ export function probabilityFromAmerican(price: number): number {
   return price < 0 ? -price / (-price + 100) : 100 / (price + 100);
 }
 
-/** One segment of a game's timeline: a period of play or a break. */
-interface Segment {
-  status: EventStatus;
-  minutes: number;
-  period: number;
-}
-
-/** Sport rules of the simulator. */
-interface SportModel {
-  sportId: number;
-  periods: number;
-  periodMinutes: number;
-  breakAfter: Record<number, { status: EventStatus; minutes: number }>;
-  /** Mean total and standard deviation of the final total; standard deviation of the margin. */
-  meanTotal: number;
-  sdTotal: number;
-  sdMargin: number;
-  /** Home advantage in points. */
-  homeEdge: number;
-  /** Line step (0.5) and alternates offsets for spreads and totals. */
-  spreadAlternates: number[];
-  totalAlternates: number[];
-  draws: boolean;
-  overtimeMinutes: number;
-  broadcast: string[];
-  /** Number of books pricing it (soccer: fewer) and how many carry alternates. */
-  books: number[];
-  alternateBooks: number[];
-}
-
-const ALL_BOOKS = SPORTSBOOKS.map((b) => b.id);
-
-const MODELS: Record<number, SportModel> = {
-  4: {
-    sportId: 4,
-    periods: 4,
-    periodMinutes: 32,
-    breakAfter: {
-      1: { status: 'STATUS_END_PERIOD', minutes: 3 },
-      2: { status: 'STATUS_HALFTIME', minutes: 15 },
-      3: { status: 'STATUS_END_PERIOD', minutes: 3 },
-    },
-    meanTotal: 226,
-    sdTotal: 18,
-    sdMargin: 12,
-    homeEdge: 2.5,
-    spreadAlternates: [-2, -1, 1, 2],
-    totalAlternates: [-5, 5],
-    draws: false,
-    overtimeMinutes: 12,
-    broadcast: ['ESPN', 'TNT', 'NBA TV', 'Prime Video', 'NBC'],
-    books: ALL_BOOKS,
-    alternateBooks: ALL_BOOKS,
-  },
-  2: {
-    sportId: 2,
-    periods: 4,
-    periodMinutes: 45,
-    breakAfter: {
-      1: { status: 'STATUS_END_PERIOD', minutes: 3 },
-      2: { status: 'STATUS_HALFTIME', minutes: 20 },
-      3: { status: 'STATUS_END_PERIOD', minutes: 3 },
-    },
-    meanTotal: 45,
-    sdTotal: 10,
-    sdMargin: 13,
-    homeEdge: 1.5,
-    spreadAlternates: [-1, 1],
-    totalAlternates: [-3, 3],
-    draws: false,
-    overtimeMinutes: 25,
-    broadcast: ['CBS', 'FOX', 'NBC', 'ESPN', 'Prime Video'],
-    books: ALL_BOOKS,
-    alternateBooks: ALL_BOOKS,
-  },
-  3: {
-    sportId: 3,
-    periods: 9,
-    periodMinutes: 19,
-    breakAfter: {},
-    meanTotal: 8.6,
-    sdTotal: 3,
-    sdMargin: 4,
-    homeEdge: 0.2,
-    spreadAlternates: [1],
-    totalAlternates: [-1, 1],
-    draws: false,
-    overtimeMinutes: 20,
-    broadcast: ['ESPN', 'FOX', 'TBS', 'Apple TV', 'MLB Network'],
-    books: ALL_BOOKS,
-    alternateBooks: ALL_BOOKS,
-  },
-  6: {
-    sportId: 6,
-    periods: 3,
-    periodMinutes: 36,
-    breakAfter: {
-      1: { status: 'STATUS_END_PERIOD', minutes: 18 },
-      2: { status: 'STATUS_END_PERIOD', minutes: 18 },
-    },
-    meanTotal: 6.1,
-    sdTotal: 2.3,
-    sdMargin: 2.5,
-    homeEdge: 0.2,
-    spreadAlternates: [1],
-    totalAlternates: [-1, 1],
-    draws: false,
-    overtimeMinutes: 12,
-    broadcast: ['ESPN', 'TNT', 'NHL Network', 'Sportsnet'],
-    books: ALL_BOOKS,
-    alternateBooks: ALL_BOOKS,
-  },
-  11: {
-    sportId: 11,
-    periods: 2,
-    periodMinutes: 49,
-    breakAfter: { 1: { status: 'STATUS_HALFTIME', minutes: 15 } },
-    meanTotal: 2.8,
-    sdTotal: 1.6,
-    sdMargin: 1.7,
-    homeEdge: 0.3,
-    spreadAlternates: [-1, 1],
-    totalAlternates: [-1, 1],
-    draws: true,
-    overtimeMinutes: 0,
-    broadcast: ['NBC', 'Peacock', 'USA Network', 'Sky Sports', 'TNT Sports'],
-    books: [2, 3, 6, 7, 19, 22, 23, 25],
-    alternateBooks: [3, 19, 23],
-  },
-};
-
-/** Sports the simulator schedules. */
-export const SIMULATED_SPORTS = Object.keys(MODELS).map(Number);
-
-/** The simulator's model of one event, stored with it (`events.simulation`). */
-export interface SimulationModel {
-  seed: string;
-  /** Expected home margin and total at the open. */
-  margin: number;
-  total: number;
-  /** Final scores per period (regulation, then overtime when any). */
-  away: number[];
-  home: number[];
-  overtime: boolean;
-  /** Props: player id, stat market id, base line. */
-  props: { playerId: number; name: string; marketId: number; base: number }[];
-}
-
-/** A scheduled game before it is an event. */
-export interface ScheduledGame {
-  sportId: number;
-  start: Date;
-  away: SeedTeam;
-  home: SeedTeam;
-  gameNumber: number | null;
-  gameType: 'doubleheader' | 'makeup' | 'doubleheader_makeup' | null;
-  index: number;
-}
-
-function inSeason(sportId: number, month: number, day: number): boolean {
-  const md = month * 100 + day;
-  switch (sportId) {
-    case 4:
-    case 6:
-      return md >= 1020 || md <= 615;
-    case 2:
-      return md >= 905 || md <= 210;
-    case 3:
-      return md >= 326 && md <= 1001;
-    case 11:
-      return md >= 815 || md <= 524;
-    default:
-      return false;
-  }
-}
-
-/** UTC start minutes of the day per sport and weekday (0 Sunday). */
-function slots(sportId: number, weekday: number, rand: () => number): number[] {
-  const at = (h: number, m = 0) => h * 60 + m;
-  switch (sportId) {
-    case 4: {
-      const n = 5 + Math.floor(rand() * 7);
-      const times = [
-        at(0),
-        at(0, 30),
-        at(0, 30),
-        at(1),
-        at(1),
-        at(1, 30),
-        at(2),
-        at(2, 30),
-        at(3),
-        at(23),
-        at(23, 30),
-      ];
-      return times.slice(0, n);
-    }
-    case 6: {
-      const n = 4 + Math.floor(rand() * 8);
-      const times = [
-        at(0),
-        at(0),
-        at(0, 30),
-        at(1),
-        at(1),
-        at(2),
-        at(2),
-        at(3),
-        at(3),
-        at(23),
-        at(23),
-        at(18),
-      ];
-      return times.slice(0, n);
-    }
-    case 3: {
-      const n = 12 + Math.floor(rand() * 3);
-      const times = [
-        at(17, 5),
-        at(17, 35),
-        at(20, 10),
-        at(23, 5),
-        at(23, 5),
-        at(23, 10),
-        at(23, 40),
-        at(23, 45),
-        at(0, 10),
-        at(0, 40),
-        at(1, 10),
-        at(2, 10),
-        at(2, 40),
-        at(1, 40),
-      ];
-      return times.slice(0, n);
-    }
-    case 2:
-      if (weekday === 0) return [...Array(9).fill(at(18)), at(21, 5), at(21, 5), at(21, 25), at(21, 25)];
-      if (weekday === 1) return [at(1, 20)];
-      if (weekday === 2 || weekday === 5) return [at(1, 15)];
-      return [];
-    case 11:
-      if (weekday === 6) return [at(12, 30), at(15), at(15), at(15), at(15), at(17, 30)];
-      if (weekday === 0) return [at(14), at(14), at(14), at(16, 30)];
-      if (weekday === 1) return [at(20)];
-      return [];
-    default:
-      return [];
-  }
-}
-
-/**
- * The games of sport `sportId` starting on the UTC day `date` (`YYYY-MM-DD`) for `seed`: real teams paired without
- * repeats, realistic start times for the league and weekday, in season only. MLB days may carry a true doubleheader
- * (the same teams twice, `game_number` 1 and 2) and a makeup game.
- */
-export function scheduleFor(seed: string, sportId: number, date: string): ScheduledGame[] {
-  const day = new Date(`${date}T00:00:00Z`);
-  if (!MODELS[sportId] || !inSeason(sportId, day.getUTCMonth() + 1, day.getUTCDate())) return [];
-  const rand = prng(Math.floor(hash01(seed, 'schedule', sportId, date) * 2 ** 32));
-  const teams = TEAMS.filter((t) => t.sportId === sportId);
-  for (let i = teams.length - 1; i > 0; i -= 1) {
-    const j = Math.floor(rand() * (i + 1));
-    [teams[i], teams[j]] = [teams[j]!, teams[i]!];
-  }
-  const starts = slots(sportId, day.getUTCDay(), rand).slice(0, Math.floor(teams.length / 2));
-  const games: ScheduledGame[] = starts
-    .sort((a, b) => a - b)
-    .map((minutes, i) => ({
-      sportId,
-      start: new Date(day.getTime() + minutes * 60_000),
-      away: teams[2 * i]!,
-      home: teams[2 * i + 1]!,
-      gameNumber: null,
-      gameType: null,
-      index: i,
-    }));
-  if (sportId === 3 && games.length > 2) {
-    if (rand() < 0.35) {
-      const first = games[0]!;
-      first.gameNumber = 1;
-      first.gameType = 'doubleheader';
-      games.push({
-        ...first,
-        start: new Date(first.start.getTime() + 4 * 3_600_000),
-        gameNumber: 2,
-        index: games.length,
-      });
-    }
-    if (rand() < 0.25) games[1]!.gameType = 'makeup';
-  }
-  return games;
-}
-
-/** Canonical `event_id` (32 hex) and compatibility `event_uuid` (a UUID that differs from it) of a game. */
-export function eventIds(
-  seed: string,
-  g: { sportId: number; start: Date; away: { id: number }; home: { id: number } },
-) {
-  const h = hashHex(seed, 'event', g.sportId, g.start.toISOString(), g.away.id, g.home.id);
-  const u = hashHex(seed, 'uuid', h);
-  return {
-    eventId: h.slice(0, 32),
-    eventUuid: `${u.slice(0, 8)}-${u.slice(8, 12)}-4${u.slice(13, 16)}-a${u.slice(17, 20)}-${u.slice(20, 32)}`,
-  };
-}
-
-function poissonish(rand: () => number, mean: number): number {
-  // Knuth's Poisson sampler; mean is small per period.
-  const l = Math.exp(-mean);
-  let k = 0;
-  let p = 1;
-  do {
-    k += 1;
-    p *= rand();
-  } while (p > l);
-  return k - 1;
-}
-
-/** Football touchdown-ish totals of a half-score draw (index: points / 2, capped at 7). */
-const FOOTBALL_PERIOD_POINTS = [0, 3, 7, 7, 10, 14, 3, 6];
-
-/**
- * Final scores per regulation period, away and home, drawn from `rand` in order: basketball (4) and football (2)
- * around their per-period means with noise (football snapped to plausible totals), other sports Poisson.
- */
-function regulationScores(
-  sportId: number,
-  periods: number,
-  perPeriod: number,
-  share: number,
-  rand: () => number,
-): { away: number[]; home: number[] } {
-  const away: number[] = [];
-  const home: number[] = [];
-  for (let p = 0; p < periods; p += 1) {
-    if (sportId === 4 || sportId === 2) {
-      const noise = () => (rand() - 0.5) * (sportId === 4 ? 14 : 10);
-      const a = Math.max(0, Math.round(perPeriod * (1 - share) + noise()));
-      const h = Math.max(0, Math.round(perPeriod * share + noise()));
-      away.push(sportId === 2 ? FOOTBALL_PERIOD_POINTS[Math.min(7, Math.round(a / 2))]! : a);
-      home.push(sportId === 2 ? FOOTBALL_PERIOD_POINTS[Math.min(7, Math.round(h / 2))]! : h);
-    } else {
-      away.push(poissonish(rand, perPeriod * (1 - share)));
-      home.push(poissonish(rand, perPeriod * share));
-    }
-  }
-  return { away, home };
-}
-
-/** Player props of a basketball game (points 29, rebounds 35, assists 39) around per-player bases. */
-function playerProps(seed: string, g: ScheduledGame): SimulationModel['props'] {
-  if (g.sportId !== 4) return [];
-  const props: SimulationModel['props'] = [];
-  for (const p of PLAYERS.filter((x) => x.teamId === g.away.id || x.teamId === g.home.id)) {
-    const r = hash01(seed, 'player', p.id);
-    props.push({ playerId: p.id, name: p.name, marketId: 29, base: 14 + Math.round(r * 18) + 0.5 });
-    props.push({
-      playerId: p.id,
-      name: p.name,
-      marketId: 35,
-      base: 3 + Math.round(hash01(seed, 'reb', p.id) * 9) + 0.5,
-    });
-    props.push({
-      playerId: p.id,
-      name: p.name,
-      marketId: 39,
-      base: 2 + Math.round(hash01(seed, 'ast', p.id) * 7) + 0.5,
-    });
-  }
-  return props;
-}
-
-/** Builds the model of a game: expected margin and total, final scores per period, props. */
-export function modelFor(seed: string, g: ScheduledGame, eventId: string): SimulationModel {
-  const m = MODELS[g.sportId]!;
-  const strength = (team: SeedTeam) => (hash01(seed, 'strength', team.id) - 0.5) * 2 * m.sdMargin * 0.6;
-  const margin = m.homeEdge + strength(g.home) - strength(g.away);
-  const total = m.meanTotal * (0.9 + hash01(seed, 'pace', eventId) * 0.2);
-  const rand = prng(Math.floor(hash01(seed, 'score', eventId) * 2 ** 32));
-  const share = Math.min(0.8, Math.max(0.2, 0.5 + margin / (total * 1.5)));
-  const { away, home } = regulationScores(g.sportId, m.periods, total / m.periods, share, rand);
-  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
-  let overtime = false;
-  if (!m.draws && sum(away) === sum(home)) {
-    overtime = true;
-    const homeWins = rand() < share;
-    const points = g.sportId === 4 ? 8 + Math.floor(rand() * 6) : g.sportId === 2 ? 3 : 1;
-    away.push(homeWins ? (g.sportId === 4 ? points - 4 : 0) : points);
-    home.push(homeWins ? points : g.sportId === 4 ? points - 4 : 0);
-  }
-  return { seed, margin, total, away, home, overtime, props: playerProps(seed, g) };
-}
-
-function timeline(sportId: number, model: SimulationModel): Segment[] {
-  const m = MODELS[sportId]!;
-  const segments: Segment[] = [];
-  for (let p = 1; p <= m.periods; p += 1) {
-    segments.push({ status: 'STATUS_IN_PROGRESS', minutes: m.periodMinutes, period: p });
-    const brk = m.breakAfter[p];
-    if (brk) segments.push({ status: brk.status, minutes: brk.minutes, period: p });
-  }
-  if (model.overtime) {
-    segments.push({ status: 'STATUS_END_PERIOD', minutes: 3, period: m.periods });
-    segments.push({ status: 'STATUS_OVERTIME', minutes: m.overtimeMinutes, period: m.periods + 1 });
-  }
-  return segments;
-}
-
-/** Status, clock and score of an event at `now` (before the start: scheduled; after the timeline: final). */
-export function scoreAt(sportId: number, model: SimulationModel, start: Date, now: Date) {
-  const elapsed = (now.getTime() - start.getTime()) / 60_000;
-  const awayBy: number[] = [];
-  const homeBy: number[] = [];
-  if (elapsed < 0)
-    return {
-      status: 'STATUS_SCHEDULED' as EventStatus,
-      period: 0,
-      clock: 0,
-      display: '',
-      awayBy,
-      homeBy,
-      detail: 'Scheduled',
-    };
-  let t = 0;
-  for (const seg of timeline(sportId, model)) {
-    const idx = seg.period - 1;
-    if (elapsed < t + seg.minutes) {
-      const periodMinutes = MODELS[sportId]!.periodMinutes;
-      for (let p = 0; p < idx; p += 1) {
-        awayBy.push(model.away[p]!);
-        homeBy.push(model.home[p]!);
-      }
-      if (seg.status === 'STATUS_IN_PROGRESS' || seg.status === 'STATUS_OVERTIME') {
-        const fraction = (elapsed - t) / seg.minutes;
-        awayBy.push(Math.floor(model.away[idx]! * fraction));
-        homeBy.push(Math.floor(model.home[idx]! * fraction));
-        const clockSeconds = Math.max(0, Math.round((1 - fraction) * periodMinutes * 60 * 0.375));
-        const display = `${Math.floor(clockSeconds / 60)}:${String(clockSeconds % 60).padStart(2, '0')}`;
-        return {
-          status: seg.status,
-          period: seg.period,
-          clock: clockSeconds,
-          display,
-          awayBy,
-          homeBy,
-          detail: `${ordinal(seg.period)} period`,
-        };
-      }
-      awayBy.push(model.away[idx]!);
-      homeBy.push(model.home[idx]!);
-      const detail = seg.status === 'STATUS_HALFTIME' ? 'Halftime' : `End of ${ordinal(seg.period)} period`;
-      return { status: seg.status, period: seg.period, clock: 0, display: '0:00', awayBy, homeBy, detail };
-    }
-    t += seg.minutes;
-  }
-  return {
-    status: 'STATUS_FINAL' as EventStatus,
-    period: model.away.length,
-    clock: 0,
-    display: '0:00',
-    awayBy: [...model.away],
-    homeBy: [...model.home],
-    detail: model.overtime ? 'Final/OT' : 'Final',
-  };
-}
-
-function ordinal(n: number): string {
-  return n === 1 ? '1st' : n === 2 ? '2nd' : n === 3 ? '3rd' : `${n}th`;
-}
-
 /** Sum of the steps of walk `what` up to price bucket `bucket` (see {@link walks}). */
-export type Walks = (what: string, bucket: number) => number;
+type Walks = (what: string, bucket: number) => number;
 
 const BUCKET_MS = PRICE_BUCKET_MINUTES * 60_000;
 
-/** The price bucket in which the markets of a game starting at `start` open. */
-function openBucketOf(start: Date): number {
-  return Math.floor((start.getTime() - MARKETS_OPEN_HOURS * 3_600_000) / BUCKET_MS);
+/** When a game's markets open: 24 hours before its start, or when its teams become known if that is later. */
+function opensAt(g: ScheduledGame): number {
+  return Math.max(
+    g.start.getTime() - MARKETS_OPEN_HOURS * 3_600_000,
+    g.knownAt?.getTime() ?? Number.NEGATIVE_INFINITY,
+  );
+}
+
+/** The price bucket in which the markets of a game open. */
+function openBucketOf(g: ScheduledGame): number {
+  return Math.floor(opensAt(g) / BUCKET_MS);
 }
 
 /**
@@ -577,33 +96,33 @@ function walks(seed: string, eventId: string, openBucket: number): Walks {
 
 const fmt = (x: number) => (x > 0 ? `+${x}` : `${x}`);
 const half = (x: number) => Math.round(x - 0.5) + 0.5;
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+const teamLabel = (t: SeedTeam) => `${t.name} ${t.mascot}`.trim();
 
 /**
- * The markets of an event at `now`, per sportsbook, before the start (after it the pre-game prices are closed at
- * their last value, `closedAt` the start). Prices move in 10-minute buckets along a seeded random walk of the expected
- * margin and total; each book sees the walk with its own lag (0-2 buckets) and prices with its own margin (hold), so
- * books differ a little and move at different times, as real books do. `drift` lets several calls for one event
- * share the walks (a replay of its buckets).
+ * The markets of a game at `now`, per sportsbook, before its prices close (after that they are closed at their last
+ * value, `closedAt` the close: the actual start, or the postponement or cancellation). Prices move in 10-minute buckets
+ * along a seeded random walk of the expected margin and total; each book sees the walk with its own lag (0-2 buckets)
+ * and prices with its own margin (hold), so books differ a little and move at different times, as real books do.
+ * `drift` lets several calls for one event share the walks (a replay of its buckets).
  */
-export function marketsAt(
-  sportId: number,
+function marketsAt(
+  g: ScheduledGame,
   eventId: string,
   model: SimulationModel,
-  teams: { away: SeedTeam; home: SeedTeam },
-  start: Date,
   now: Date,
-  drift: Walks = walks(model.seed, eventId, openBucketOf(start)),
+  drift: Walks = walks(model.seed, eventId, openBucketOf(g)),
 ): MarketInput[] {
-  const m = MODELS[sportId]!;
-  const closed = now.getTime() >= start.getTime();
-  const at = closed ? new Date(start.getTime() - 1) : now;
-  const openBucket = openBucketOf(start);
+  const m = modelOf(g.sportId);
+  const closesAt = pricesCloseAt(g);
+  const closed = now.getTime() >= closesAt.getTime();
+  const at = closed ? new Date(closesAt.getTime() - 1) : now;
+  const openBucket = openBucketOf(g);
   const nowBucket = Math.floor(at.getTime() / BUCKET_MS);
-  const board = new MarketBoard(closed ? start : null);
-  const teamName = (t: SeedTeam) => `${t.name} ${t.mascot}`.trim();
+  const board = new MarketBoard(closed ? closesAt : null);
   const sides: Sides = {
-    away: { id: teams.away.id, type: 'TYPE_TEAM', name: teamName(teams.away) },
-    home: { id: teams.home.id, type: 'TYPE_TEAM', name: teamName(teams.home) },
+    away: { id: g.away.id, type: 'TYPE_TEAM', name: teamLabel(g.away) },
+    home: { id: g.home.id, type: 'TYPE_TEAM', name: teamLabel(g.home) },
     over: { id: 0, type: 'TYPE_RESULT', name: 'Over' },
     under: { id: 1, type: 'TYPE_RESULT', name: 'Under' },
   };
@@ -616,7 +135,6 @@ export function marketsAt(
     const shade = (hash01(model.seed, 'shade', eventId, book) - 0.5) * 0.02;
     const step = book === 3 || book === 11 ? 1 : 5;
     const q: BookQuote = {
-      sportId,
       m,
       book,
       hold: info.hold,
@@ -631,9 +149,15 @@ export function marketsAt(
         return [americanFromProbability(p * k, step), americanFromProbability((1 - p) * k, step)];
       },
     };
+    if (model.fight) {
+      fightMarkets(board, sides, q, model.fight);
+      continue;
+    }
     mainMarkets(board, sides, q);
-    if (m.draws) soccerMarkets(board, sides, q);
-    teamTotals(board, sides, q);
+    if (m.kind === 'soccer') soccerMarkets(board, sides, q);
+    // Hockey: a regulation tie (about one game in five) is the draw of the three-way market.
+    if (m.kind === 'hockey') threeWay(board, sides, q, clamp(0.23 - Math.abs(margin) * 0.04, 0.15, 0.25));
+    if (m.teamTotals) teamTotals(board, sides, q);
     playerPropMarkets(board, model, drift, q);
   }
   return board.markets();
@@ -651,8 +175,7 @@ interface Sides {
 
 /** What one sportsbook prices from at one time: its drifted margin and total, hold, price step and shading. */
 interface BookQuote {
-  sportId: number;
-  m: (typeof MODELS)[number];
+  m: SportModel;
   book: number;
   hold: number;
   /** Price step: 1 for the books that quote every cent, 5 otherwise. */
@@ -674,6 +197,10 @@ interface BookQuote {
  */
 class MarketBoard {
   private readonly byKey = new Map<string, MarketInput>();
+  /** `marketId:periodId:type:participantId:value` -> the line being built. */
+  private readonly lines = new Map<string, MarketInput['participants'][number]['lines'][number]>();
+  /** `marketId:periodId:type:participantId` -> the participant being built. */
+  private readonly participants = new Map<string, MarketInput['participants'][number]>();
 
   constructor(private readonly closedAt: Date | null) {}
 
@@ -691,15 +218,19 @@ class MarketBoard {
       market = { marketId, periodId, participants: [] };
       this.byKey.set(key, market);
     }
-    let p = market.participants.find((x) => x.id === participant.id && x.type === participant.type);
+    const pKey = `${key}:${participant.type}:${participant.id}`;
+    let p = this.participants.get(pKey);
     if (!p) {
       p = { ...participant, lines: [] };
       market.participants.push(p);
+      this.participants.set(pKey, p);
     }
-    let line = p.lines.find((l) => l.value === value);
+    const lKey = `${pKey}:${value}`;
+    let line = this.lines.get(lKey);
     if (!line) {
       line = { value, prices: {} };
       p.lines.push(line);
+      this.lines.set(lKey, line);
     }
     const closed = this.closedAt !== null;
     line.prices[book] = this.closedAt ? { ...price, closed, closedAt: this.closedAt } : { ...price, closed };
@@ -712,12 +243,12 @@ class MarketBoard {
 
 /** 1 moneyline (soccer: draw no bet), 2 spread with alternates, 3 totals with alternates. */
 function mainMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: BookQuote): void {
-  const { sportId, m, book, margin, total, shade } = q;
+  const { m, book, margin, total, shade } = q;
   const [mlHome, mlAway] = q.two(q.pHome);
   board.add(1, 0, away, '', book, { price: mlAway, isMainLine: true });
   board.add(1, 0, home, '', book, { price: mlHome, isMainLine: true });
-  const runLine = sportId === 3 || sportId === 6;
-  const mainSpread = runLine ? 1.5 : half(margin);
+  const runLine = m.fixedSpread !== undefined;
+  const mainSpread = m.fixedSpread ?? half(margin);
   const favHome = margin >= 0;
   for (const o of [0, ...(m.alternateBooks.includes(book) ? m.spreadAlternates : [])]) {
     const line = mainSpread + o;
@@ -737,13 +268,14 @@ function mainMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: 
   }
 }
 
-/**
- * Soccer: 563 three-way, 570 both teams to score, 571 double chance, 572 first-half moneyline, 573/574/577 corners,
- * cards and first-half goals over/under, 578 first-half spread.
- */
-function soccerMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: BookQuote): void {
-  const { m, book, hold, step, margin, total, pHome } = q;
-  const pDraw = Math.max(0.18, 0.3 - Math.abs(margin) * 0.06);
+/** 563 three-way moneyline in regulation: away, home, draw (`TYPE_RESULT` 2), with the book's full margin. */
+function threeWay(
+  board: MarketBoard,
+  { away, home }: Pick<Sides, 'away' | 'home'>,
+  q: BookQuote,
+  pDraw: number,
+): void {
+  const { book, hold, step, pHome } = q;
   const k = 1 + hold;
   board.add(563, 0, away, '', book, {
     price: americanFromProbability((1 - pHome) * (1 - pDraw) * k, step),
@@ -757,6 +289,16 @@ function soccerMarkets(board: MarketBoard, { away, home, over, under }: Sides, q
     price: americanFromProbability(pDraw * k, step),
     isMainLine: true,
   });
+}
+
+/**
+ * Soccer: 563 three-way, 570 both teams to score, 571 double chance, 572 first-half moneyline, 573/574/577 corners,
+ * cards and first-half goals over/under, 578 first-half spread.
+ */
+function soccerMarkets(board: MarketBoard, { away, home, over, under }: Sides, q: BookQuote): void {
+  const { m, book, hold, step, margin, total, pHome } = q;
+  const pDraw = Math.max(0.18, 0.3 - Math.abs(margin) * 0.06);
+  threeWay(board, { away, home }, q, pDraw);
   const pBtts = Math.min(0.75, Math.max(0.3, total / 5.2));
   const [yes, no] = q.two(pBtts);
   board.add(570, 0, { id: 0, type: 'TYPE_RESULT', name: 'Yes' }, '', book, { price: yes, isMainLine: true });
@@ -789,6 +331,57 @@ function soccerMarkets(board: MarketBoard, { away, home, over, under }: Sides, q
   board.add(578, 1, away, fmt(h1Line), book, { price: ah, isMainLine: true });
 }
 
+/**
+ * MMA: 1 moneyline (two-way; a draw is void), 3 total rounds (2.5, or 4.5 in a five-round bout, with an alternate a
+ * round lower; a line of 2.5 is over once the bout passes 2:30 of round 3), 580 method of victory (each fighter by
+ * KO/TKO, submission or decision: six outcomes, `TYPE_TEAM` participants with the method as the line value) and 581
+ * fight goes the distance (yes / no). The books price from the fighters' strengths and the bout's finish probability,
+ * both drifting with the walks; the result itself was drawn at schedule time.
+ */
+function fightMarkets(
+  board: MarketBoard,
+  { away, home, over, under }: Sides,
+  q: BookQuote,
+  fight: FightResult,
+): void {
+  const { m, book, hold, step, pHome } = q;
+  const [mlHome, mlAway] = q.two(pHome);
+  board.add(1, 0, away, '', book, { price: mlAway, isMainLine: true });
+  board.add(1, 0, home, '', book, { price: mlHome, isMainLine: true });
+  const pFinish = clamp(q.total, 0.1, 0.9);
+  const weights = finishRoundWeights(fight.rounds);
+  /** Probability that the bout ends before `rounds` rounds: finishes spread over the rounds, uniform within one. */
+  const endsBefore = (rounds: number) =>
+    pFinish * weights.reduce((s, w, r) => s + w * clamp(rounds - r, 0, 1), 0);
+  const main = fight.rounds === 5 ? 4.5 : 2.5;
+  for (const line of [main, ...(m.alternateBooks.includes(book) ? [main - 1] : [])]) {
+    const [op, up] = q.two(clamp(1 - endsBefore(line), 0.03, 0.97));
+    board.add(3, 0, over, String(line), book, { price: op, isMainLine: line === main });
+    board.add(3, 0, under, String(line), book, { price: up, isMainLine: line === main });
+  }
+  const k = 1 + hold * 1.5;
+  for (const [side, p, ko] of [
+    [away, 1 - pHome, fight.koShare.away],
+    [home, pHome, fight.koShare.home],
+  ] as const) {
+    board.add(580, 0, side, 'KO/TKO', book, {
+      price: americanFromProbability(p * pFinish * ko * k, step),
+      isMainLine: true,
+    });
+    board.add(580, 0, side, 'Submission', book, {
+      price: americanFromProbability(p * pFinish * (1 - ko) * k, step),
+      isMainLine: true,
+    });
+    board.add(580, 0, side, 'Decision', book, {
+      price: americanFromProbability(p * (1 - pFinish) * k, step),
+      isMainLine: true,
+    });
+  }
+  const [yes, no] = q.two(1 - pFinish);
+  board.add(581, 0, { id: 0, type: 'TYPE_RESULT', name: 'Yes' }, '', book, { price: yes, isMainLine: true });
+  board.add(581, 0, { id: 1, type: 'TYPE_RESULT', name: 'No' }, '', book, { price: no, isMainLine: true });
+}
+
 /** 94 team totals (every sport): over / under per team. */
 function teamTotals(board: MarketBoard, { away, home }: Sides, q: BookQuote): void {
   const { m, book, margin, total } = q;
@@ -817,6 +410,66 @@ function playerPropMarkets(board: MarketBoard, model: SimulationModel, drift: Wa
   }
 }
 
+/** The event row of a simulated game at `now` (schedule, status, clock, score), without its markets. */
+export function eventRowAt(seed: string, g: ScheduledGame, now: Date): EventInput {
+  const ids = eventIds(seed, g);
+  const model = modelFor(seed, g, ids.eventId);
+  const state = stateAt(g, model, now);
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  const winner = state.status === 'STATUS_FINAL' ? winnerOf(model) : null;
+  const m = modelOf(g.sportId);
+  const rotation = m.rotationBase + 2 * g.index;
+  return {
+    eventId: ids.eventId,
+    eventUuid: ids.eventUuid,
+    sportId: g.sportId,
+    eventDate: g.start,
+    rotationNumberAway: rotation,
+    rotationNumberHome: rotation + 1,
+    awayTeamId: g.away.id,
+    homeTeamId: g.home.id,
+    seasonType: g.seasonType ?? 'Regular Season',
+    seasonYear:
+      g.seasonYear ?? (g.start.getUTCMonth() >= 6 ? g.start.getUTCFullYear() : g.start.getUTCFullYear() - 1),
+    eventName:
+      g.eventName ??
+      (m.kind === 'soccer'
+        ? `${g.home.name} vs ${g.away.name}`
+        : `${teamLabel(g.away)} at ${teamLabel(g.home)}`),
+    leagueName: LEAGUE_NAMES[g.sportId] ?? '',
+    gameNumber: g.gameNumber,
+    gameType: g.gameType,
+    status: state.status,
+    statusDetail: state.detail,
+    scoreAway: sum(state.awayBy),
+    scoreHome: sum(state.homeBy),
+    scoreAwayByPeriod: state.awayBy,
+    scoreHomeByPeriod: state.homeBy,
+    winnerAway: winner === 'away',
+    winnerHome: winner === 'home',
+    venueName: g.venue?.name ?? g.home.venueName,
+    venueLocation: g.venue?.location ?? g.home.venueLocation,
+    gameClock: state.clock,
+    displayClock: state.display,
+    gamePeriod: state.period,
+    broadcast: m.broadcast[Math.floor(hash01(seed, 'tv', ids.eventId) * m.broadcast.length)]!,
+    simulation: model,
+  };
+}
+
+/**
+ * What the markets of a game at `now` depend on: `none` before they open (or when they never do), the price bucket
+ * while they are up (prices move only at bucket boundaries), `closed` once they closed. Two instants with the same key
+ * have the same markets.
+ */
+export function marketsKey(g: ScheduledGame, now: Date): string {
+  const t = now.getTime();
+  const open = opensAt(g);
+  const close = pricesCloseAt(g).getTime();
+  if (t < open || close <= open) return 'none';
+  return t >= close ? 'closed' : `bucket:${Math.floor(t / BUCKET_MS)}`;
+}
+
 /**
  * The whole state of a simulated game at `now`: the event row and its markets.
  * @param drift the game's random walks ({@link walks}); a caller that also replays earlier times passes its own, so
@@ -826,69 +479,29 @@ export function eventStateAt(
   seed: string,
   g: ScheduledGame,
   now: Date,
-  drift: Walks = walks(seed, eventIds(seed, g).eventId, openBucketOf(g.start)),
+  drift: Walks = walks(seed, eventIdOf(seed, g), openBucketOf(g)),
 ): EventUpdate {
-  const ids = eventIds(seed, g);
-  const model = modelFor(seed, g, ids.eventId);
-  const score = scoreAt(g.sportId, model, g.start, now);
-  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
-  const final = score.status === 'STATUS_FINAL';
-  const m = MODELS[g.sportId]!;
-  const rotationBase =
-    501 + 2 * g.index + (g.sportId === 3 ? 400 : g.sportId === 6 ? 50 : g.sportId === 11 ? 2000 : 0);
-  const event: EventInput = {
-    eventId: ids.eventId,
-    eventUuid: ids.eventUuid,
-    sportId: g.sportId,
-    eventDate: g.start,
-    rotationNumberAway: rotationBase,
-    rotationNumberHome: rotationBase + 1,
-    awayTeamId: g.away.id,
-    homeTeamId: g.home.id,
-    seasonType: 'Regular Season',
-    seasonYear: g.start.getUTCMonth() >= 6 ? g.start.getUTCFullYear() : g.start.getUTCFullYear() - 1,
-    eventName:
-      g.sportId === 11
-        ? `${g.home.name} vs ${g.away.name}`
-        : `${g.away.name} ${g.away.mascot} at ${g.home.name} ${g.home.mascot}`,
-    leagueName: LEAGUE_NAMES[g.sportId] ?? '',
-    gameNumber: g.gameNumber,
-    gameType: g.gameType,
-    status: score.status,
-    statusDetail: score.detail,
-    scoreAway: sum(score.awayBy),
-    scoreHome: sum(score.homeBy),
-    scoreAwayByPeriod: score.awayBy,
-    scoreHomeByPeriod: score.homeBy,
-    winnerAway: final && sum(score.awayBy) > sum(score.homeBy),
-    winnerHome: final && sum(score.homeBy) > sum(score.awayBy),
-    venueName: g.home.venueName,
-    venueLocation: g.home.venueLocation,
-    gameClock: score.clock,
-    displayClock: score.display,
-    gamePeriod: score.period,
-    broadcast: m.broadcast[Math.floor(hash01(seed, 'tv', ids.eventId) * m.broadcast.length)]!,
-    simulation: model,
-  };
-  const opensAt = g.start.getTime() - MARKETS_OPEN_HOURS * 3_600_000;
+  const event = eventRowAt(seed, g, now);
   const markets =
-    now.getTime() < opensAt ? [] : marketsAt(g.sportId, ids.eventId, model, g, g.start, now, drift);
+    marketsKey(g, now) === 'none'
+      ? []
+      : marketsAt(g, event.eventId, event.simulation as SimulationModel, now, drift);
   return { event, markets };
 }
 
 /**
- * The times in `(after, until]` at which a game's prices can move: the market opening (24 h before the start), then
- * every price-bucket boundary, all before the start (at the start the prices close and stop moving). Ascending.
+ * The times in `(after, until]` at which a game's prices can move: the market opening, then every price-bucket
+ * boundary, all before its prices close (at the actual start, or at a postponement or cancellation). Ascending.
  * @param afterMs exclusive lower bound, epoch ms (`-Infinity` for the whole pre-game).
  * @param untilMs inclusive upper bound, epoch ms.
  */
-export function priceMoveTimes(start: Date, afterMs: number, untilMs: number): Date[] {
-  const opensAt = start.getTime() - MARKETS_OPEN_HOURS * 3_600_000;
-  const end = Math.min(untilMs, start.getTime() - 1);
+function priceMoveTimes(g: ScheduledGame, afterMs: number, untilMs: number): Date[] {
+  const open = opensAt(g);
+  const end = Math.min(untilMs, pricesCloseAt(g).getTime() - 1);
   const times: Date[] = [];
-  if (opensAt > afterMs && opensAt <= end) times.push(new Date(opensAt));
+  if (open > afterMs && open <= end) times.push(new Date(open));
   // Boundaries strictly after both the opening and `after`.
-  for (let t = (Math.floor(Math.max(opensAt, afterMs) / BUCKET_MS) + 1) * BUCKET_MS; t <= end; t += BUCKET_MS)
+  for (let t = (Math.floor(Math.max(open, afterMs) / BUCKET_MS) + 1) * BUCKET_MS; t <= end; t += BUCKET_MS)
     times.push(new Date(t));
   return times;
 }
@@ -906,21 +519,21 @@ const MAX_REPLAYED_MOVES = 2;
  * the simulator ran. A running simulator ticks more often than the 10-minute price buckets, so it replays one bucket
  * at a time and records every move. After a gap (a game seen for the first time, a restart after a pause) only the
  * first and the last missed times are replayed ({@link MAX_REPLAYED_MOVES}): a game first seen after its markets
- * opened gets its opening prices at the opening time and the prices of the last bucket before `now` (or before the
- * start, once it began) at that bucket's time, so its openers and closing are right even when the service starts
- * after the game did; the moves in between are not in its history (the simulator did not watch them).
+ * opened gets its opening prices at the opening time and the prices of the last bucket before `now` (or before its
+ * prices closed) at that bucket's time, so its openers and closing are right even when the service starts after the
+ * game did; the moves in between are not in its history (the simulator did not watch them).
  * @param after the time of the game's last recorded price change, or null when it has none.
  */
 export function eventUpdateSince(seed: string, g: ScheduledGame, after: Date | null, now: Date): EventUpdate {
-  const drift = walks(seed, eventIds(seed, g).eventId, openBucketOf(g.start));
+  const drift = walks(seed, eventIdOf(seed, g), openBucketOf(g));
   const update = eventStateAt(seed, g, now, drift);
   if (update.markets.length === 0) return update;
   const model = update.event.simulation as SimulationModel;
-  const missed = priceMoveTimes(g.start, after?.getTime() ?? Number.NEGATIVE_INFINITY, now.getTime());
+  const missed = priceMoveTimes(g, after?.getTime() ?? Number.NEGATIVE_INFINITY, now.getTime());
   const times = missed.length > MAX_REPLAYED_MOVES ? [missed[0]!, missed[missed.length - 1]!] : missed;
   const history = times.map((at) => ({
     at,
-    markets: marketsAt(g.sportId, update.event.eventId, model, g, g.start, at, drift),
+    markets: marketsAt(g, update.event.eventId, model, at, drift),
   }));
   return { ...update, history };
 }

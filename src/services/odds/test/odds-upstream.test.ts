@@ -76,6 +76,10 @@ test('without an upstream the route is a 404; a bad key upstream is a 502; confi
   assert.throws(() => readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '2.5' }), /ODDS_SIM_INTERVAL_SECONDS/);
   assert.throws(() => readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '3601' }), /ODDS_SIM_INTERVAL_SECONDS/);
   assert.equal(readOddsConfig({ ODDS_SIM_INTERVAL_SECONDS: '3600' }).intervalSeconds, 3600);
+  assert.deepEqual(readOddsConfig({}).simSports, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+  assert.deepEqual(readOddsConfig({ ODDS_SIM_SPORTS: '4, 6,4' }).simSports, [4, 6]);
+  for (const bad of ['0', '17', '4,x', '4,,6', '1e1'])
+    assert.throws(() => readOddsConfig({ ODDS_SIM_SPORTS: bad }), /ODDS_SIM_SPORTS/, bad);
   assert.equal(readOddsConfig({ ODDS_WS_HEARTBEAT_SECONDS: '0.05' }).heartbeatSeconds, 0.05);
   const wrongKey = await startOdds(new Date('2026-11-22T12:00:00Z'), {
     ODDS_UPSTREAM_URL: baseUrlOf(upstream.platform.app('odds')),

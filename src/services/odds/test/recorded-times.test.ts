@@ -6,14 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { bodyAs, type Json } from '../../../../test/support/json.ts';
+import { eventIds } from '../game-model.ts';
 import { LineHistoryResponse } from '../odds-schemas.ts';
-import {
-  eventIds,
-  eventStateAt,
-  MARKETS_OPEN_HOURS,
-  PRICE_BUCKET_MINUTES,
-  scheduleFor,
-} from '../simulator.ts';
+import { scheduleFor } from '../schedules.ts';
+import { eventStateAt, MARKETS_OPEN_HOURS, PRICE_BUCKET_MINUTES } from '../simulator.ts';
 import {
   assertError,
   deltaOf,
@@ -178,7 +174,11 @@ describe('simulator: a game under way when the service first sees it', () => {
   const { eventId } = eventIds(seed, game);
   let h: OddsHarness;
   before(async () => {
-    h = await startOdds(new Date(start + 37 * 60_000), { ODDS_SIMULATOR: 'on', ODDS_SIM_SEED: seed });
+    h = await startOdds(new Date(start + 37 * 60_000), {
+      ODDS_SIMULATOR: 'on',
+      ODDS_SIM_SEED: seed,
+      ODDS_SIM_SPORTS: '4',
+    });
     const tick = await h.ops('POST', '/_ops/simulator/tick');
     assert.equal(tick.statusCode, 200, tick.body);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { americanFromProbability, eventStateAt, probabilityFromAmerican, scheduleFor } from '../simulator.ts';
+import { scheduleFor } from '../schedules.ts';
+import { americanFromProbability, eventStateAt, probabilityFromAmerican } from '../simulator.ts';
 import { type OddsHarness, startOdds } from './support.ts';
 
 describe('simulator model (pure)', () => {
@@ -113,6 +114,7 @@ describe('simulator against the database', () => {
     h = await startOdds(new Date('2026-11-22T20:00:00Z'), {
       ODDS_SIMULATOR: 'on',
       ODDS_SIM_SEED: 'test-seed',
+      ODDS_SIM_SPORTS: '4',
     });
   });
   after(async () => h?.close());
@@ -123,6 +125,12 @@ describe('simulator against the database', () => {
     assert.ok(first.json().events > 10);
     const again = await h.ops('POST', '/_ops/simulator/tick');
     assert.equal(again.json().changes, 0, 'a second tick at the same time changes nothing');
+    // No game is under way at 20:00 UTC: within the price bucket nothing can change, so nothing is even rewritten.
+    assert.equal(again.json().events, 0, 'nothing rewritten');
+    h.clock.advance(60_000);
+    assert.equal((await h.ops('POST', '/_ops/simulator/tick')).json().events, 0, 'the same price bucket');
+    h.clock.advance(10 * 60_000);
+    assert.ok((await h.ops('POST', '/_ops/simulator/tick')).json().events > 0, 'the next bucket: re-priced');
 
     const day = await h.get('/api/v2/sports/4/events/2026-11-23');
     assert.equal(day.statusCode, 200);

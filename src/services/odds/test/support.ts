@@ -61,11 +61,14 @@ export interface OddsHarness {
   close(): Promise<void>;
 }
 
-/** Boots the odds service at `start` (simulator off unless `env` turns it on). */
+/**
+ * Boots the odds service at `start` (simulator off unless `env` turns it on). With `runWorker` the worker role runs
+ * too (the simulator's background steps), and the boot returns once the service is warm, as `npm start` does.
+ */
 export async function startOdds(
   start: Date,
   env: Record<string, string> = {},
-  options: { listen?: boolean } = {},
+  options: { listen?: boolean; runWorker?: boolean } = {},
 ): Promise<OddsHarness> {
   const clock = new ManualClock(start);
   const platform = await startTestPlatform({
@@ -73,6 +76,7 @@ export async function startOdds(
     clock,
     env: { ODDS_SIMULATOR: 'off', ...env },
     listen: options.listen,
+    runWorker: options.runWorker,
   });
   const app = platform.app('odds');
   const key = String(platform.credentials('odds').apiKey);
