@@ -1,0 +1,65 @@
+import path from 'node:path';
+import type { ServiceDefinition } from '../../platform/service.ts';
+import { readAgentGatewayConfig } from './agent-gateway-config.ts';
+import { formatAgentGatewayError } from './agent-gateway-errors.ts';
+import { AgentRuntime } from './agent-runtime.ts';
+import { AgentService } from './agents.ts';
+import { ChatService } from './chats.ts';
+import { createCredentialStore, IdentityService } from './identity.ts';
+import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
+import { seedDemo } from './seed.ts';
+
+/**
+ * The agent-orchestration gateway (spec 002, section E; anchor: the preview "service" layer of an agent
+ * framework): users, scopes and the other identities of the spec, agents, chats, issues, teams, workflows,
+ * automations and the agent runtime under `/api/v1`, errors `{error, code, message}`.
+ */
+export const agentGatewayService: ServiceDefinition = {
+  name: 'agent-gateway',
+  envPrefix: 'AGENT_GATEWAY',
+  title: 'Agent-orchestration gateway',
+  version: '0.1.0',
+  description:
+    'Agents, chats, issues, teams, workflows and automations under `/api/v1` (preview). Sign in with ' +
+    '`POST /api/auth/login` and send `Authorization: Bearer <token>`; scope with `X-Platform-Tenant` and ' +
+    '`X-Platform-Namespace`. Errors: `{error, code, message, details?}`.',
+  defaultPort: 4105,
+  migrations: { schema: 'agent_gateway', folder: path.join(import.meta.dirname, 'db', 'migrations') },
+  formatError: formatAgentGatewayError,
+  tags: [
+    { name: 'identity', description: 'Sign-in and the current identity' },
+    { name: 'agents', description: 'The agent catalog and versioned definitions' },
+    { name: 'chats', description: 'Conversations of a user with an agent' },
+  ],
+  securitySchemes: SECURITY_SCHEMES,
+  validateEnv: (env) => {
+    readAgentGatewayConfig(env);
+  },
+  setup(ctx) {
+    const config = readAgentGatewayConfig(ctx.config.env);
+    const keys = createCredentialStore(ctx);
+    const identity = new IdentityService(ctx.db, ctx.clock, keys, config.sessionTtlSeconds);
+    const runtime = new AgentRuntime(
+      { clock: ctx.clock, outbound: ctx.outbound, fetchTimeoutMs: config.toolTimeoutMs },
+      undefined,
+    );
+    const agents = new AgentService(ctx.db, ctx.clock, runtime);
+    const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, async () => {
+      throw new Error('remote agents are not wired yet');
+    });
+    return {
+      routes(app) {
+        registerGatewayRoutes(app, { config, keys, identity, agents, chats });
+        registerOpsRoutes(app, { identity, keys, db: ctx.db });
+      },
+      seed: (tx) =>
+        seedDemo(tx, {
+          identity,
+          agents,
+          clock: ctx.clock,
+          tenant: config.tenant,
+          namespace: config.namespace,
+        }),
+    };
+  },
+};
