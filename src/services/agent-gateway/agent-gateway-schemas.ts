@@ -6,6 +6,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { INT4_MAX, Int4, StringEnum } from '../../platform/schemas.ts';
 import { SCOPE_ID_PATTERN } from './agent-gateway-config.ts';
 import { AGENT_KINDS } from './agent-runtime.ts';
+import { MAX_EDGES, MAX_NODES, NODE_TYPES } from './graph.ts';
 import { ROLES } from './identity.ts';
 
 /** The error body of every answer that is not a success: `{error, code, message, details?}`. */
@@ -137,3 +138,156 @@ export const productErrors = {
   409: ErrorBody,
   429: ErrorBody,
 };
+
+export const TeamSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  members: Type.Array(Type.String(), { description: 'Agent ids, in hand-off order.' }),
+  version: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** A workflow graph in a request (checked in full by the service: README "Workflows"). */
+export const GraphInput = Type.Object(
+  {
+    nodes: Type.Array(
+      Type.Object(
+        { id: Type.String({ minLength: 1, maxLength: 64 }), type: StringEnum(NODE_TYPES) },
+        { additionalProperties: true },
+      ),
+      { minItems: 1, maxItems: MAX_NODES },
+    ),
+    edges: Type.Array(
+      Type.Object(
+        {
+          from: Type.String({ minLength: 1, maxLength: 64 }),
+          to: Type.String({ minLength: 1, maxLength: 64 }),
+          on: Type.Optional(StringEnum(['true', 'false', 'approved', 'rejected'] as const)),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: MAX_EDGES },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const GraphOutput = Type.Object({
+  nodes: Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true })),
+  edges: Type.Array(
+    Type.Object({ from: Type.String(), to: Type.String(), on: Type.Optional(Type.String()) }),
+  ),
+});
+
+export const DefinitionSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  graph: GraphOutput,
+  version: Type.Integer(),
+  publishedRevision: Type.Union([Type.Integer(), Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const RevisionSchema = Type.Object({
+  id: Type.String(),
+  definitionId: Type.String(),
+  revision: Type.Integer(),
+  graph: GraphOutput,
+  publishedBy: Type.Union([Type.String(), Type.Null()]),
+  publishedAt: Timestamp,
+});
+
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+
+export const RunSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  target: Type.Object({
+    type: StringEnum(['agent', 'team', 'orchestration'] as const),
+    id: Type.String(),
+    revision: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  status: StringEnum(RUN_STATUSES),
+  input: Type.Unknown(),
+  output: Type.Unknown(),
+  error: Type.Union([ErrorInfo, Type.Null()]),
+  parentRunId: Type.Union([Type.String(), Type.Null()]),
+  issueId: Type.Union([Type.String(), Type.Null()]),
+  automationId: Type.Union([Type.String(), Type.Null()]),
+  createdBy: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+  finishedAt: NullableTimestamp,
+});
+
+/** A run target in a request: an agent, a team, or a workflow (its latest published revision unless given). */
+export const RunTarget = Type.Object(
+  {
+    type: StringEnum(['agent', 'team', 'orchestration'] as const),
+    id: Type.String({ minLength: 1, maxLength: 100 }),
+    revision: Type.Optional(Int4({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const RunEventSchema = Type.Object({
+  id: Type.Integer(),
+  runId: Type.String(),
+  stepId: Type.Union([Type.String(), Type.Null()]),
+  nodeId: Type.Union([Type.String(), Type.Null()]),
+  type: Type.String(),
+  data: Type.Unknown(),
+  createdAt: Timestamp,
+});
+
+const StepState = {
+  stepId: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  attempt: Type.Optional(Type.Integer()),
+  input: Type.Optional(Type.Unknown()),
+  output: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.Union([ErrorInfo, Type.Null()])),
+  startedAt: Type.Optional(NullableTimestamp),
+  finishedAt: Type.Optional(NullableTimestamp),
+  dueAt: Type.Optional(NullableTimestamp),
+  childRunId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  approvalId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  executionId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+};
+
+export const RunGraphSchema = Type.Object({
+  run: RunSchema,
+  nodes: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      type: Type.String(),
+      ...StepState,
+      members: Type.Optional(Type.Array(Type.Object({ agentId: Type.String(), ...StepState }))),
+    }),
+  ),
+  edges: Type.Array(
+    Type.Object({ from: Type.String(), to: Type.String(), on: Type.Optional(Type.String()) }),
+  ),
+});
+
+export const ApprovalSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  runId: Type.String(),
+  stepId: Type.String(),
+  title: Type.String(),
+  status: StringEnum(['pending', 'approved', 'rejected', 'cancelled'] as const),
+  decidedBy: Type.Union([Type.String(), Type.Null()]),
+  comment: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+  decidedAt: NullableTimestamp,
+});

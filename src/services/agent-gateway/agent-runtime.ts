@@ -161,7 +161,7 @@ export interface ModelAdapter {
 }
 
 /** The message of an input: its own `message` when it is a string, else the input as text. */
-function messageOf(input: unknown): string {
+export function messageOf(input: unknown): string {
   if (input && typeof input === 'object' && typeof (input as { message?: unknown }).message === 'string')
     return (input as { message: string }).message;
   return typeof input === 'string' ? input : JSON.stringify(input ?? null);

@@ -2,12 +2,18 @@ import path from 'node:path';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { readAgentGatewayConfig } from './agent-gateway-config.ts';
 import { formatAgentGatewayError } from './agent-gateway-errors.ts';
+import { resumeStepTask, runStepTask, sweepTask } from './agent-gateway-jobs.ts';
 import { AgentRuntime } from './agent-runtime.ts';
 import { AgentService } from './agents.ts';
+import { ApprovalService } from './approvals.ts';
 import { ChatService } from './chats.ts';
+import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
+import { OrchestrationService } from './orchestration.ts';
 import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
+import { RunEngine } from './run-engine.ts';
 import { seedDemo } from './seed.ts';
+import { TeamService } from './teams.ts';
 
 /**
  * The agent-orchestration gateway (spec 002, section E; anchor: the preview "service" layer of an agent
@@ -30,6 +36,10 @@ export const agentGatewayService: ServiceDefinition = {
     { name: 'identity', description: 'Sign-in and the current identity' },
     { name: 'agents', description: 'The agent catalog and versioned definitions' },
     { name: 'chats', description: 'Conversations of a user with an agent' },
+    { name: 'teams', description: 'Member agents that hand work on to each other' },
+    { name: 'workflows', description: 'Orchestration definitions and their published revisions' },
+    { name: 'runs', description: 'Runs of agents, teams and workflows: graph, events, signals' },
+    { name: 'approvals', description: 'Approval requests of approval nodes' },
   ],
   securitySchemes: SECURITY_SCHEMES,
   validateEnv: (env) => {
@@ -44,14 +54,45 @@ export const agentGatewayService: ServiceDefinition = {
       undefined,
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
-    const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, async () => {
-      throw new Error('remote agents are not wired yet');
-    });
+    const teams = new TeamService(ctx.db, ctx.clock);
+    const hosts = new HostProtocol(ctx.db, ctx.clock);
+    const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, (tx, input) =>
+      hosts.queueForTurn(tx, input),
+    );
+    let orchestration: OrchestrationService | undefined;
+    const engine = new RunEngine(
+      ctx.db,
+      ctx.clock,
+      runtime,
+      {
+        agent: async (scope, id, executor) => agents.row(scope, id, executor).catch(() => undefined),
+        teamMembers: (scope, id, executor) => teams.members(scope, id, executor),
+        publishedRevision: (scope, id, executor) => orchestration!.publishedRevision(scope, id, executor),
+        queueExecution: (tx, input) => hosts.queueForStep(tx, input),
+      },
+      config.stepLeaseSeconds,
+    );
+    orchestration = new OrchestrationService(ctx.db, ctx.clock, engine);
+    const approvals = new ApprovalService(ctx.db);
+    const tick = async () => ({ ...(await engine.sweep()) });
+    const jobDeps = { engine, tick, logger: ctx.logger };
     return {
       routes(app) {
-        registerGatewayRoutes(app, { config, keys, identity, agents, chats });
-        registerOpsRoutes(app, { identity, keys, db: ctx.db });
+        registerGatewayRoutes(app, {
+          config,
+          keys,
+          identity,
+          agents,
+          chats,
+          teams,
+          orchestration: orchestration!,
+          engine,
+          approvals,
+        });
+        registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },
+      tasks: [runStepTask.with(jobDeps), resumeStepTask.with(jobDeps), sweepTask.with(jobDeps)],
+      cron: [{ task: sweepTask, pattern: '* * * * *' }],
       seed: (tx) =>
         seedDemo(tx, {
           identity,

@@ -2,12 +2,18 @@
 import type { ServiceApp } from '../../../platform/http.ts';
 import type { AgentGatewayConfig } from '../agent-gateway-config.ts';
 import type { AgentService } from '../agents.ts';
+import type { ApprovalService } from '../approvals.ts';
 import type { ChatService } from '../chats.ts';
 import type { CredentialStore, IdentityService } from '../identity.ts';
+import type { OrchestrationService } from '../orchestration.ts';
+import type { RunEngine } from '../run-engine.ts';
+import type { TeamService } from '../teams.ts';
 import { registerAgentRoutes } from './agents.ts';
-import { registerAuthRoutes } from './auth.ts';
+import { registerAuthRoutes, registerLogoutRoute } from './auth.ts';
 import { registerChatRoutes } from './chats.ts';
 import { gatewayRouteContext } from './context.ts';
+import { registerOrchestrationRoutes } from './orchestration.ts';
+import { registerTeamRoutes } from './teams.ts';
 
 export { SECURITY_SCHEMES } from './context.ts';
 export { registerOpsRoutes } from './ops.ts';
@@ -19,9 +25,13 @@ export interface GatewayRouteDeps {
   identity: IdentityService;
   agents: AgentService;
   chats: ChatService;
+  teams: TeamService;
+  orchestration: OrchestrationService;
+  engine: RunEngine;
+  approvals: ApprovalService;
 }
 
-/** Registers the public API: identities, agents, chats. */
+/** Registers the public API: identities, agents, chats, teams, workflows, runs, approvals. */
 export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): void {
   const ctx = gatewayRouteContext(deps);
   registerAuthRoutes(app, ctx, {
@@ -30,4 +40,7 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
   });
   registerAgentRoutes(app, ctx, deps.agents);
   registerChatRoutes(app, ctx, deps.chats);
+  registerTeamRoutes(app, ctx, deps.teams);
+  registerOrchestrationRoutes(app, ctx, deps);
+  registerLogoutRoute(app, ctx, deps.identity);
 }

@@ -25,7 +25,12 @@ const KINDS = [
 /** Registers the operator routes. */
 export function registerOpsRoutes(
   app: ServiceApp,
-  deps: { identity: IdentityService; keys: CredentialStore; db: Db; extra?: (app: ServiceApp) => void },
+  deps: {
+    identity: IdentityService;
+    keys: CredentialStore;
+    db: Db;
+    tick: () => Promise<Record<string, number>>;
+  },
 ): void {
   const Tenant = Type.Object({
     id: Type.String(),
@@ -194,5 +199,17 @@ export function registerOpsRoutes(
     },
     errorBody: ErrorBody,
   });
-  deps.extra?.(app);
+
+  app.post(
+    '/_ops/runtime/tick',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsRuntimeTick',
+        summary: 'Run the minute sweep now: lost step claims re-queued, due timers and automations fired',
+        response: { 200: Type.Record(Type.String(), Type.Integer()), 401: ErrorBody },
+      },
+    },
+    async () => deps.tick(),
+  );
 }
