@@ -291,3 +291,33 @@ export const ApprovalSchema = Type.Object({
   createdAt: Timestamp,
   decidedAt: NullableTimestamp,
 });
+
+export const AssigneeSchema = Type.Object(
+  { type: StringEnum(['agent', 'team'] as const), id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+export const IssueSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  status: StringEnum(['open', 'in_progress', 'in_review', 'done', 'blocked'] as const),
+  assignee: Type.Union([Type.Object({ type: Type.String(), id: Type.String() }), Type.Null()]),
+  version: Type.Integer({ description: 'Moves with every change; decisions name it as `expectedVersion`.' }),
+  result: Type.Unknown(),
+  currentRunId: Type.Union([Type.String(), Type.Null()]),
+  createdBy: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const CommentSchema = Type.Object({
+  id: Type.String(),
+  issueId: Type.String(),
+  kind: StringEnum(['comment', 'acceptance', 'rejection', 'system'] as const),
+  author: Type.Object({ type: Type.String(), id: Type.Union([Type.String(), Type.Null()]) }),
+  body: Type.String(),
+  createdAt: Timestamp,
+});

@@ -9,6 +9,7 @@ import { ApprovalService } from './approvals.ts';
 import { ChatService } from './chats.ts';
 import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
+import { IssueService } from './issues.ts';
 import { OrchestrationService } from './orchestration.ts';
 import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
 import { RunEngine } from './run-engine.ts';
@@ -40,6 +41,8 @@ export const agentGatewayService: ServiceDefinition = {
     { name: 'workflows', description: 'Orchestration definitions and their published revisions' },
     { name: 'runs', description: 'Runs of agents, teams and workflows: graph, events, signals' },
     { name: 'approvals', description: 'Approval requests of approval nodes' },
+    { name: 'issues', description: 'Work items worked by agents and teams, accepted or rejected' },
+    { name: 'inbox', description: 'What waits for the caller' },
   ],
   securitySchemes: SECURITY_SCHEMES,
   validateEnv: (env) => {
@@ -74,6 +77,8 @@ export const agentGatewayService: ServiceDefinition = {
     );
     orchestration = new OrchestrationService(ctx.db, ctx.clock, engine);
     const approvals = new ApprovalService(ctx.db);
+    const issues = new IssueService(ctx.db, ctx.clock, orchestration);
+    engine.onFinished((tx, run) => issues.onRunFinished(tx, run));
     const tick = async () => ({ ...(await engine.sweep()) });
     const jobDeps = { engine, tick, logger: ctx.logger };
     return {
@@ -88,6 +93,7 @@ export const agentGatewayService: ServiceDefinition = {
           orchestration: orchestration!,
           engine,
           approvals,
+          issues,
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },

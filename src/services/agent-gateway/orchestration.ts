@@ -438,7 +438,9 @@ export class OrchestrationService {
       run: runView(run),
       nodes: graph.nodes.map((node) => {
         const step = rows.find((s) => s.nodeId === node.id);
-        const members = rows.filter((s) => s.nodeId.startsWith(`${node.id}#`));
+        const members = rows
+          .filter((s) => s.nodeId.startsWith(`${node.id}#`))
+          .sort((a, b) => Number(a.nodeId.split('#')[1]) - Number(b.nodeId.split('#')[1]));
         return {
           id: node.id,
           type: node.type,

@@ -242,7 +242,7 @@ export const runs = agentGatewaySchema.table(
     status: text('status')
       .$type<'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'>()
       .notNull(),
-    input: jsonb('input').notNull(),
+    input: jsonb('input'),
     data: jsonb('data').$type<{ input: unknown; nodes: Record<string, unknown> }>().notNull(),
     output: jsonb('output'),
     error: jsonb('error').$type<{ code: string; message: string }>(),
@@ -386,7 +386,7 @@ export const automations = agentGatewaySchema.table(
     enabled: boolean('enabled').notNull(),
     trigger: jsonb('trigger').$type<Record<string, unknown>>().notNull(),
     target: jsonb('target').$type<Record<string, unknown>>().notNull(),
-    input: jsonb('input').notNull(),
+    input: jsonb('input'),
     nextFireAt: ts('next_fire_at'),
     lastFiredAt: ts('last_fired_at'),
     fireCount: integer('fire_count').notNull(),
@@ -412,7 +412,7 @@ export const executions = agentGatewaySchema.table(
     turnId: text('turn_id'),
     agentId: text('agent_id').notNull(),
     agentVersion: integer('agent_version').notNull(),
-    input: jsonb('input').notNull(),
+    input: jsonb('input'),
     status: text('status').$type<'queued' | 'claimed' | 'completed' | 'failed' | 'cancelled'>().notNull(),
     attempt: integer('attempt').notNull(),
     hostId: text('host_id'),

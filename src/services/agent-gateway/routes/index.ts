@@ -5,6 +5,7 @@ import type { AgentService } from '../agents.ts';
 import type { ApprovalService } from '../approvals.ts';
 import type { ChatService } from '../chats.ts';
 import type { CredentialStore, IdentityService } from '../identity.ts';
+import type { IssueService } from '../issues.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import type { RunEngine } from '../run-engine.ts';
 import type { TeamService } from '../teams.ts';
@@ -12,6 +13,7 @@ import { registerAgentRoutes } from './agents.ts';
 import { registerAuthRoutes, registerLogoutRoute } from './auth.ts';
 import { registerChatRoutes } from './chats.ts';
 import { gatewayRouteContext } from './context.ts';
+import { registerIssueRoutes } from './issues.ts';
 import { registerOrchestrationRoutes } from './orchestration.ts';
 import { registerTeamRoutes } from './teams.ts';
 
@@ -29,6 +31,7 @@ export interface GatewayRouteDeps {
   orchestration: OrchestrationService;
   engine: RunEngine;
   approvals: ApprovalService;
+  issues: IssueService;
 }
 
 /** Registers the public API: identities, agents, chats, teams, workflows, runs, approvals. */
@@ -41,6 +44,7 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
   registerAgentRoutes(app, ctx, deps.agents);
   registerChatRoutes(app, ctx, deps.chats);
   registerTeamRoutes(app, ctx, deps.teams);
+  registerIssueRoutes(app, ctx, deps.issues);
   registerOrchestrationRoutes(app, ctx, deps);
   registerLogoutRoute(app, ctx, deps.identity);
 }
