@@ -6,6 +6,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { INT4_MAX, Int4, StringEnum } from '../../platform/schemas.ts';
 import { SCOPE_ID_PATTERN } from './agent-gateway-config.ts';
 import { AGENT_KINDS } from './agent-runtime.ts';
+import { EVENT_TYPE_PATTERN } from './automations.ts';
 import { MAX_EDGES, MAX_NODES, NODE_TYPES } from './graph.ts';
 import { ROLES } from './identity.ts';
 
@@ -320,4 +321,46 @@ export const CommentSchema = Type.Object({
   author: Type.Object({ type: Type.String(), id: Type.Union([Type.String(), Type.Null()]) }),
   body: Type.String(),
   createdAt: Timestamp,
+});
+
+export const AutomationTrigger = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('schedule'),
+      cron: Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Five fields: minute hour day month weekday.',
+      }),
+      timezone: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone (default UTC).' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('event'),
+      event: Type.String({ pattern: EVENT_TYPE_PATTERN, maxLength: 120 }),
+      filter: Type.Optional(Type.Unknown({ description: 'A condition on `{event: {type, data}}`.' })),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+export const AutomationSchema = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  namespace: Type.String(),
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  trigger: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+  target: Type.Object({ type: Type.String(), id: Type.String() }, { additionalProperties: true }),
+  input: Type.Unknown(),
+  nextFireAt: NullableTimestamp,
+  lastFiredAt: NullableTimestamp,
+  fireCount: Type.Integer(),
+  version: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
 });

@@ -97,15 +97,20 @@ export class ChatService {
    * Creates a chat with a conversation-capable agent of the scope.
    * @throws ApiError 404 for an agent not in the scope; 400 `agent_not_conversational`.
    */
-  async create(scope: Scope, ownerId: string, input: { agentId: string; title: string }): Promise<ChatView> {
-    const agent = await this.agents.row(scope, input.agentId);
+  async create(
+    scope: Scope,
+    ownerId: string,
+    input: { agentId: string; title: string },
+    executor: Executor = this.db,
+  ): Promise<ChatView> {
+    const agent = await this.agents.row(scope, input.agentId, executor);
     if (!agent.conversational)
       throw badRequest(
         'agent_not_conversational',
         `Agent '${agent.id}' does not take chat turns (see GET /api/v1/chat-agents).`,
       );
     const now = this.clock.now();
-    const [row] = await this.db
+    const [row] = await executor
       .insert(chats)
       .values({
         id: prefixedHexId('cht'),

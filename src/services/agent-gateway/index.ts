@@ -6,6 +6,7 @@ import { resumeStepTask, runStepTask, sweepTask } from './agent-gateway-jobs.ts'
 import { AgentRuntime } from './agent-runtime.ts';
 import { AgentService } from './agents.ts';
 import { ApprovalService } from './approvals.ts';
+import { AutomationService } from './automations.ts';
 import { ChatService } from './chats.ts';
 import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
@@ -43,6 +44,16 @@ export const agentGatewayService: ServiceDefinition = {
     { name: 'approvals', description: 'Approval requests of approval nodes' },
     { name: 'issues', description: 'Work items worked by agents and teams, accepted or rejected' },
     { name: 'inbox', description: 'What waits for the caller' },
+    { name: 'automations', description: 'Cron schedules and event triggers that start runs' },
+    {
+      name: 'runtime hosts',
+      description: 'Remote runtime hosts: registration, heartbeat, claims (host credential, environment key)',
+    },
+    {
+      name: 'runtime sessions',
+      description: 'The runtime session event protocol of a claimed attempt (attempt token)',
+    },
+    { name: 'internal', description: 'Trusted component traffic (internal service token)' },
   ],
   securitySchemes: SECURITY_SCHEMES,
   validateEnv: (env) => {
@@ -58,7 +69,7 @@ export const agentGatewayService: ServiceDefinition = {
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
     const teams = new TeamService(ctx.db, ctx.clock);
-    const hosts = new HostProtocol(ctx.db, ctx.clock);
+    const hosts = new HostProtocol(ctx.db, ctx.clock, keys, config.hostLeaseSeconds);
     const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, (tx, input) =>
       hosts.queueForTurn(tx, input),
     );
@@ -77,9 +88,17 @@ export const agentGatewayService: ServiceDefinition = {
     );
     orchestration = new OrchestrationService(ctx.db, ctx.clock, engine);
     const approvals = new ApprovalService(ctx.db);
-    const issues = new IssueService(ctx.db, ctx.clock, orchestration);
+    const automations = new AutomationService(ctx.db, ctx.clock, orchestration, ctx.logger);
+    const issues = new IssueService(ctx.db, ctx.clock, orchestration, (tx, scope, type, data) =>
+      automations.onEvent(tx, scope, type, data, 0),
+    );
     engine.onFinished((tx, run) => issues.onRunFinished(tx, run));
-    const tick = async () => ({ ...(await engine.sweep()) });
+    engine.onFinished((tx, run) => automations.onRunFinished(tx, run));
+    const fireEvent = async (scope: { tenant: string; namespace: string }, type: string, data: unknown) => {
+      await identity.requireScope(scope);
+      return ctx.db.transaction((tx) => automations.onEvent(tx, scope, type, data, 0));
+    };
+    const tick = async () => ({ ...(await engine.sweep()), firedAutomations: await automations.fireDue() });
     const jobDeps = { engine, tick, logger: ctx.logger };
     return {
       routes(app) {
@@ -94,6 +113,9 @@ export const agentGatewayService: ServiceDefinition = {
           engine,
           approvals,
           issues,
+          automations,
+          hosts,
+          fireEvent,
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },
@@ -103,6 +125,10 @@ export const agentGatewayService: ServiceDefinition = {
         seedDemo(tx, {
           identity,
           agents,
+          teams,
+          orchestration: orchestration!,
+          chats,
+          hosts,
           clock: ctx.clock,
           tenant: config.tenant,
           namespace: config.namespace,

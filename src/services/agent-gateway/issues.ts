@@ -66,6 +66,12 @@ export class IssueService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly orchestration: OrchestrationService,
+    private readonly emit: (
+      tx: Tx,
+      scope: Scope,
+      type: string,
+      data: unknown,
+    ) => Promise<unknown> = async () => undefined,
   ) {}
 
   private async row(scope: Scope, id: string, executor: Db | Tx = this.db, lock = false): Promise<IssueRow> {
@@ -158,6 +164,7 @@ export class IssueService {
           updatedAt: now,
         })
         .returning();
+      await this.emit(tx, scope, 'issue.created', { issueId: row!.id, title: row!.title });
       if (!input.assignee) return issueView(row!);
       const runId = await this.work(tx, scope, row!, userId);
       const [started] = await tx
@@ -243,6 +250,7 @@ export class IssueService {
     return this.db.transaction(async (tx) => {
       const row = await this.decidable(tx, scope, id, expectedVersion);
       await this.comment(tx, id, 'acceptance', { type: 'user', id: userId }, 'Accepted.');
+      await this.emit(tx, scope, 'issue.accepted', { issueId: id, result: row.result ?? null });
       const [updated] = await tx
         .update(issues)
         .set({ status: 'done', version: row.version + 1, updatedAt: this.clock.now() })
@@ -261,6 +269,7 @@ export class IssueService {
     return this.db.transaction(async (tx) => {
       const row = await this.decidable(tx, scope, id, expectedVersion);
       await this.comment(tx, id, 'rejection', { type: 'user', id: userId }, reason);
+      await this.emit(tx, scope, 'issue.rejected', { issueId: id, reason });
       const runId = row.assigneeId ? await this.work(tx, scope, row, userId) : null;
       const [updated] = await tx
         .update(issues)

@@ -3,7 +3,9 @@ import type { ServiceApp } from '../../../platform/http.ts';
 import type { AgentGatewayConfig } from '../agent-gateway-config.ts';
 import type { AgentService } from '../agents.ts';
 import type { ApprovalService } from '../approvals.ts';
+import type { AutomationService } from '../automations.ts';
 import type { ChatService } from '../chats.ts';
+import type { HostProtocol } from '../host-protocol.ts';
 import type { CredentialStore, IdentityService } from '../identity.ts';
 import type { IssueService } from '../issues.ts';
 import type { OrchestrationService } from '../orchestration.ts';
@@ -11,10 +13,12 @@ import type { RunEngine } from '../run-engine.ts';
 import type { TeamService } from '../teams.ts';
 import { registerAgentRoutes } from './agents.ts';
 import { registerAuthRoutes, registerLogoutRoute } from './auth.ts';
+import { registerAutomationRoutes } from './automations.ts';
 import { registerChatRoutes } from './chats.ts';
 import { gatewayRouteContext } from './context.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerOrchestrationRoutes } from './orchestration.ts';
+import { registerRuntimeRoutes } from './runtime.ts';
 import { registerTeamRoutes } from './teams.ts';
 
 export { SECURITY_SCHEMES } from './context.ts';
@@ -32,6 +36,9 @@ export interface GatewayRouteDeps {
   engine: RunEngine;
   approvals: ApprovalService;
   issues: IssueService;
+  automations: AutomationService;
+  hosts: HostProtocol;
+  fireEvent: Parameters<typeof registerRuntimeRoutes>[2]['fireEvent'];
 }
 
 /** Registers the public API: identities, agents, chats, teams, workflows, runs, approvals. */
@@ -46,5 +53,7 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
   registerTeamRoutes(app, ctx, deps.teams);
   registerIssueRoutes(app, ctx, deps.issues);
   registerOrchestrationRoutes(app, ctx, deps);
+  registerAutomationRoutes(app, ctx, deps.automations);
+  registerRuntimeRoutes(app, ctx, deps);
   registerLogoutRoute(app, ctx, deps.identity);
 }

@@ -77,7 +77,7 @@ describe('agent-gateway identities and scope (single-scope install)', () => {
     const t = h.demoToken;
     const list = await h.api(t, 'GET', '/api/v1/agents');
     assert.equal(list.statusCode, 200, list.body);
-    assert.equal(list.json().agents.length, 3);
+    assert.equal(list.json().agents.length, 4, 'the seeded agents');
     assert.ok(list.json().agents.every((a: { tenant: string }) => a.tenant === 'demo'));
     const same = await h.api(t, 'GET', '/api/v1/agents?tenant=demo', undefined, {
       'x-platform-tenant': 'demo',
