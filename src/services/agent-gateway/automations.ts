@@ -26,15 +26,6 @@ import type { OrchestrationService } from './orchestration.ts';
 import type { RunRow } from './run-engine.ts';
 import { type Condition, conditionProblems, evaluateCondition } from './templates.ts';
 
-/** The built-in event types (besides `custom.<name>`). */
-export const EVENT_TYPES = [
-  'issue.created',
-  'issue.accepted',
-  'issue.rejected',
-  'run.completed',
-  'run.failed',
-] as const;
-
 /** Event types an automation may name: a built-in one or `custom.<name>`. */
 export const EVENT_TYPE_PATTERN =
   '^(issue\\.(created|accepted|rejected)|run\\.(completed|failed)|custom\\.[a-z0-9_.-]{1,100})$';
