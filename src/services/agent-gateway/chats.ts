@@ -12,7 +12,7 @@ import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, invalidState, notFound, versionConflict } from './agent-gateway-errors.ts';
 import { type AgentDefinition, AgentError, type AgentRuntime } from './agent-runtime.ts';
 import type { AgentService } from './agents.ts';
-import { chats, chatTurns } from './db/schema.ts';
+import { agents, chats, chatTurns } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 
 /** A chat as the API shows it. */
@@ -222,9 +222,22 @@ export class ChatService {
    *   stopped being one.
    */
   async sendTurn(scope: Scope, ownerId: string, id: string, message: string, executor: Executor = this.db) {
-    const chat = await this.row(scope, ownerId, id, executor);
+    // The chat and its agent in one read (a turn is the hot path).
+    const [found] = await executor
+      .select({ chat: chats, agent: agents })
+      .from(chats)
+      .innerJoin(agents, eq(agents.id, chats.agentId))
+      .where(
+        and(
+          eq(chats.id, id),
+          eq(chats.tenantId, scope.tenant),
+          eq(chats.namespaceId, scope.namespace),
+          eq(chats.ownerId, ownerId),
+        ),
+      );
+    if (!found) throw notFound('chat', id);
+    const { chat, agent } = found;
     if (chat.archived) throw invalidState(`Chat '${id}' is archived; un-archive it (PATCH) to continue.`);
-    const agent = await this.agents.row(scope, chat.agentId, executor);
     if (!agent.conversational)
       throw badRequest('agent_not_conversational', `Agent '${agent.id}' no longer takes chat turns.`);
     const definition = agent.definition as AgentDefinition;

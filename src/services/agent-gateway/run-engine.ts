@@ -44,6 +44,9 @@ const isTerminal = (status: RunStatus) => TERMINAL.includes(status);
 /** A branch no edge is labelled with: every outgoing edge gets a skip token. */
 const SKIP_ALL = '\u0000skip';
 
+/** Agent steps one job runs in a row (the first, then those each completion queued). */
+const MAX_CHAINED_STEPS = 20;
+
 /** The deepest chain of sub-runs (a sub-run of a sub-run ...). */
 export const MAX_SUBRUN_DEPTH = 5;
 
@@ -86,6 +89,8 @@ export type RunObserver = (tx: Tx, run: RunRow) => Promise<void>;
 class Unit {
   readonly runs = new Map<string, { row: RunRow; wasTerminal: boolean; graph: GraphIndex }>();
   readonly events: NewRunEvent[] = [];
+  /** Agent steps this unit queued (a job each); the job that made them may run the first one itself. */
+  readonly queued: string[] = [];
   constructor(
     readonly tx: Tx,
     readonly now: Date,
@@ -276,6 +281,7 @@ export class RunEngine {
         });
         unit.event(run, 'step.queued', { nodeType: 'agent', agentId: node.agentId }, step);
         await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
+        unit.queued.push(step.id);
         return;
       }
       case 'team':
@@ -421,6 +427,7 @@ export class RunEngine {
     );
     unit.event(run, 'step.queued', { nodeType: 'team_member', agentId: members[index], index }, member);
     await runStepTask.enqueue(unit.tx, { stepId: member.id }, { jobKey: member.id });
+    unit.queued.push(member.id);
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -631,10 +638,21 @@ export class RunEngine {
   }
 
   /**
-   * Claims and executes one pending agent step (job `agent-gateway:run-step`). A `remote` agent's step becomes a
-   * queued execution for a runtime host instead.
+   * Runs a pending agent step (job `agent-gateway:run-step`), then, in the same job, the first agent step its
+   * completion queued (up to {@link MAX_CHAINED_STEPS}): a sequence of agent steps does not wait for a job pickup
+   * between steps. Each chained step is claimed like any other (its own job finds it taken and does nothing).
    */
   async runStep(stepId: string): Promise<void> {
+    let next: string | undefined = stepId;
+    for (let n = 0; next && n < MAX_CHAINED_STEPS; n++) next = await this.runOneStep(next);
+  }
+
+  /**
+   * Claims and executes one pending agent step. A `remote` agent's step becomes a queued execution for a runtime
+   * host instead.
+   * @returns the first agent step the completion queued, if any.
+   */
+  private async runOneStep(stepId: string): Promise<string | undefined> {
     const now = this.clock.now();
     const claimed = await this.db.transaction(async (tx) => {
       const [step] = await tx
@@ -658,9 +676,9 @@ export class RunEngine {
       );
       return step;
     });
-    if (!claimed) return;
+    if (!claimed) return undefined;
     const [run] = await this.db.select().from(runs).where(eq(runs.id, claimed.runId));
-    if (!run || isTerminal(run.status)) return;
+    if (!run || isTerminal(run.status)) return undefined;
     const scope = { tenant: run.tenantId, namespace: run.namespaceId };
     const agentId = (claimed.wait as { agentId?: string } | null)?.agentId ?? '';
     const agent = await this.lookups.agent(scope, agentId, this.db);
@@ -692,13 +710,13 @@ export class RunEngine {
         outcome = { error: { code: err.code, message: err.message } };
       }
     }
-    await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const unit = new Unit(tx, this.clock.now());
       const locked = await this.lockRun(unit, claimed.runId);
       const [step] = await tx.select().from(steps).where(eq(steps.id, stepId)).for('update');
       // Only the attempt that holds the step may settle it: a claim lost to the sweep (this worker was presumed
       // dead) is discarded here, so a step's outcome is applied once.
-      if (!locked || !step || step.status !== 'running' || step.attempt !== claimed.attempt) return;
+      if (!locked || !step || step.status !== 'running' || step.attempt !== claimed.attempt) return undefined;
       if ('remote' in outcome) {
         const executionId = await this.lookups.queueExecution(tx, {
           runId: locked.id,
@@ -714,6 +732,7 @@ export class RunEngine {
       } else if ('error' in outcome) await this.failStep(unit, locked, step, outcome.error);
       else await this.completeStep(unit, locked, step, outcome.output, { events: outcome.events });
       await this.flush(unit);
+      return unit.queued[0];
     });
   }
 
