@@ -29,7 +29,7 @@ export interface AgentGatewayConfig {
   toolTimeoutMs: number;
   /**
    * The optional OpenAI-compatible model adapter: `AGENT_GATEWAY_MODEL_BASE_URL` (unset: `model` agents are
-   * refused), `AGENT_GATEWAY_MODEL_API_KEY`, `AGENT_GATEWAY_MODEL_TIMEOUT_MS` (default 30000, 1000-300000).
+   * refused), `AGENT_GATEWAY_MODEL_API_KEY`, `AGENT_GATEWAY_MODEL_TIMEOUT_MS` (default 30000, 100-300000).
    */
   model: { baseUrl: string; apiKey: string; timeoutMs: number } | undefined;
 }
@@ -65,7 +65,7 @@ export function readAgentGatewayConfig(
       ? {
           baseUrl: parseHttpUrl('AGENT_GATEWAY_MODEL_BASE_URL', baseUrl).toString().replace(/\/$/, ''),
           apiKey: get('AGENT_GATEWAY_MODEL_API_KEY') ?? 'unused',
-          timeoutMs: integerVar(env, 'AGENT_GATEWAY_MODEL_TIMEOUT_MS', 30_000, 1000, 300_000),
+          timeoutMs: integerVar(env, 'AGENT_GATEWAY_MODEL_TIMEOUT_MS', 30_000, 100, 300_000),
         }
       : undefined,
   };

@@ -11,6 +11,7 @@ import { ChatService } from './chats.ts';
 import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
 import { IssueService } from './issues.ts';
+import { OpenAiModelAdapter } from './model-adapter.ts';
 import { OrchestrationService } from './orchestration.ts';
 import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
 import { RunEngine } from './run-engine.ts';
@@ -65,7 +66,7 @@ export const agentGatewayService: ServiceDefinition = {
     const identity = new IdentityService(ctx.db, ctx.clock, keys, config.sessionTtlSeconds);
     const runtime = new AgentRuntime(
       { clock: ctx.clock, outbound: ctx.outbound, fetchTimeoutMs: config.toolTimeoutMs },
-      undefined,
+      config.model ? new OpenAiModelAdapter({ ...config.model, outbound: ctx.outbound }) : undefined,
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
     const teams = new TeamService(ctx.db, ctx.clock);
