@@ -12,7 +12,7 @@ import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, invalidState, notFound, versionConflict } from './agent-gateway-errors.ts';
 import { type AgentDefinition, AgentError, type AgentRuntime } from './agent-runtime.ts';
 import type { AgentService } from './agents.ts';
-import { agents, chats, chatTurns } from './db/schema.ts';
+import { agents as agentRows, chats, chatTurns } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 
 /** A chat as the API shows it. */
@@ -85,13 +85,30 @@ const MODEL_HISTORY_TURNS = 20;
 
 /** Chats and their turns. */
 export class ChatService {
+  /** A chat of its owner in a scope with its agent (the hot read of a turn), a named prepared statement. */
+  private readonly chatWithAgent;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly agents: AgentService,
     private readonly runtime: AgentRuntime,
     private readonly queueRemote: RemoteTurnQueue,
-  ) {}
+  ) {
+    this.chatWithAgent = db
+      .select({ chat: chats, agent: agentRows })
+      .from(chats)
+      .innerJoin(agentRows, eq(agentRows.id, chats.agentId))
+      .where(
+        and(
+          eq(chats.id, sql.placeholder('id')),
+          eq(chats.tenantId, sql.placeholder('tenant')),
+          eq(chats.namespaceId, sql.placeholder('namespace')),
+          eq(chats.ownerId, sql.placeholder('ownerId')),
+        ),
+      )
+      .prepare('agent_gateway_chat_with_agent');
+  }
 
   /**
    * Creates a chat with a conversation-capable agent of the scope.
@@ -222,19 +239,16 @@ export class ChatService {
    *   stopped being one.
    */
   async sendTurn(scope: Scope, ownerId: string, id: string, message: string, executor: Executor = this.db) {
-    // The chat and its agent in one read (a turn is the hot path).
-    const [found] = await executor
-      .select({ chat: chats, agent: agents })
-      .from(chats)
-      .innerJoin(agents, eq(agents.id, chats.agentId))
-      .where(
-        and(
-          eq(chats.id, id),
-          eq(chats.tenantId, scope.tenant),
-          eq(chats.namespaceId, scope.namespace),
-          eq(chats.ownerId, ownerId),
-        ),
-      );
+    // The chat and its agent in one read (a turn is the hot path; the seed reads inside its transaction).
+    const key = { id, tenant: scope.tenant, namespace: scope.namespace, ownerId };
+    const [found] =
+      executor === this.db
+        ? await this.chatWithAgent.execute(key)
+        : await executor
+            .select({ chat: chats, agent: agentRows })
+            .from(chats)
+            .innerJoin(agentRows, eq(agentRows.id, chats.agentId))
+            .where(and(eq(chats.id, id), eq(chats.ownerId, ownerId)));
     if (!found) throw notFound('chat', id);
     const { chat, agent } = found;
     if (chat.archived) throw invalidState(`Chat '${id}' is archived; un-archive it (PATCH) to continue.`);

@@ -44,6 +44,12 @@ const isTerminal = (status: RunStatus) => TERMINAL.includes(status);
 /** A branch no edge is labelled with: every outgoing edge gets a skip token. */
 const SKIP_ALL = '\u0000skip';
 
+/** Agents whose execution does no I/O: their steps run in one transaction. */
+function isInstant(definition: AgentDefinition): boolean {
+  if (definition.kind === 'template' || definition.kind === 'json_transform') return true;
+  return definition.kind === 'tool_use' && !definition.tools.includes('fetch_url');
+}
+
 /** Agent steps one job runs in a row (the first, then those each completion queued). */
 const MAX_CHAINED_STEPS = 20;
 
@@ -653,6 +659,18 @@ export class RunEngine {
    * @returns the first agent step the completion queued, if any.
    */
   private async runOneStep(stepId: string): Promise<string | undefined> {
+    const [pending] = await this.db.select().from(steps).where(eq(steps.id, stepId));
+    if (pending?.status !== 'pending') return undefined;
+    const [current] = await this.db.select().from(runs).where(eq(runs.id, pending.runId));
+    if (!current || isTerminal(current.status)) return undefined;
+    const instantAgentId = (pending.wait as { agentId?: string } | null)?.agentId ?? '';
+    const instant = await this.lookups.agent(
+      { tenant: current.tenantId, namespace: current.namespaceId },
+      instantAgentId,
+      this.db,
+    );
+    if (instant && isInstant(instant.definition as AgentDefinition))
+      return this.runInstantStep(stepId, instant);
     const now = this.clock.now();
     const claimed = await this.db.transaction(async (tx) => {
       const [step] = await tx
@@ -731,6 +749,44 @@ export class RunEngine {
         unit.event(locked, 'execution.queued', { executionId, agentId }, step);
       } else if ('error' in outcome) await this.failStep(unit, locked, step, outcome.error);
       else await this.completeStep(unit, locked, step, outcome.output, { events: outcome.events });
+      await this.flush(unit);
+      return unit.queued[0];
+    });
+  }
+
+  /**
+   * Runs a step of an agent that does no I/O (template, JSON transform, tool use without `fetch_url`) in one
+   * transaction: claim, execute, outcome and next steps commit together, or not at all (a worker lost mid-way
+   * leaves the step `pending`, and the sweep queues it again).
+   */
+  private async runInstantStep(stepId: string, agent: AgentRow): Promise<string | undefined> {
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const [first] = await tx.select({ runId: steps.runId }).from(steps).where(eq(steps.id, stepId));
+      const run = first ? await this.lockRun(unit, first.runId) : undefined;
+      const [locked] = await tx.select().from(steps).where(eq(steps.id, stepId)).for('update');
+      if (!run || !locked || locked.status !== 'pending' || isTerminal(run.status)) return undefined;
+      const step = await this.updateStep(unit, stepId, {
+        status: 'running',
+        attempt: locked.attempt + 1,
+        claimedAt: unit.now,
+      });
+      unit.event(run, 'step.started', { attempt: step.attempt }, step);
+      try {
+        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+          input: step.input,
+          message: messageOf(step.input),
+          context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
+        });
+        const events = [
+          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+          ...result.events,
+        ];
+        await this.completeStep(unit, run, step, result.output, { events });
+      } catch (err) {
+        if (!(err instanceof AgentError)) throw err;
+        await this.failStep(unit, run, step, { code: err.code, message: err.message });
+      }
       await this.flush(unit);
       return unit.queued[0];
     });
@@ -926,6 +982,14 @@ export class RunEngine {
         .where(and(eq(steps.status, 'running'), lte(steps.claimedAt, staleBefore)))
         .returning();
       for (const step of rows) await runStepTask.enqueue(tx, { stepId: step.id }, { jobKey: step.id });
+      // Pending agent steps older than the lease whose job never settled them (its worker died inside a one-
+      // transaction step, which rolled back): queued again (a job key held by a locked job gets a new job).
+      const stuck = await tx
+        .select({ id: steps.id })
+        .from(steps)
+        .where(and(eq(steps.status, 'pending'), lte(steps.createdAt, staleBefore)))
+        .limit(1000);
+      for (const step of stuck) await runStepTask.enqueue(tx, { stepId: step.id }, { jobKey: step.id });
       await appendRunEvents(
         tx,
         rows.map((s) => ({
