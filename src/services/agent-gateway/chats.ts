@@ -239,7 +239,7 @@ export class ChatService {
    *   stopped being one.
    */
   async sendTurn(scope: Scope, ownerId: string, id: string, message: string, executor: Executor = this.db) {
-    // The chat and its agent in one read (a turn is the hot path; the seed reads inside its transaction).
+    // The chat and its agent in one read (a turn is the hot path: a prepared statement outside a transaction).
     const key = { id, tenant: scope.tenant, namespace: scope.namespace, ownerId };
     const [found] =
       executor === this.db
@@ -248,7 +248,14 @@ export class ChatService {
             .select({ chat: chats, agent: agentRows })
             .from(chats)
             .innerJoin(agentRows, eq(agentRows.id, chats.agentId))
-            .where(and(eq(chats.id, id), eq(chats.ownerId, ownerId)));
+            .where(
+              and(
+                eq(chats.id, id),
+                eq(chats.tenantId, scope.tenant),
+                eq(chats.namespaceId, scope.namespace),
+                eq(chats.ownerId, ownerId),
+              ),
+            );
     if (!found) throw notFound('chat', id);
     const { chat, agent } = found;
     if (chat.archived) throw invalidState(`Chat '${id}' is archived; un-archive it (PATCH) to continue.`);

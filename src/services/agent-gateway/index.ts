@@ -117,6 +117,7 @@ export const agentGatewayService: ServiceDefinition = {
           automations,
           hosts,
           fireEvent,
+          idempotency: ctx.idempotency,
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },

@@ -1,6 +1,7 @@
 /** Chats: `GET, POST /api/v1/chats`, one chat, `PATCH` with `version`, turns (spec E gateway table). */
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../../platform/http.ts';
+import type { IdempotencyStore } from '../../../platform/idempotency.ts';
 import {
   ChatSchema,
   IdParam,
@@ -14,13 +15,19 @@ import {
 } from '../agent-gateway-schemas.ts';
 import type { ChatService } from '../chats.ts';
 import { type GatewayRouteContext, SECURITY } from './context.ts';
+import { IdempotencyHeader, idempotent } from './idempotency.ts';
 import { listAnswer, pageOf } from './paging.ts';
 
 const tags = ['chats'];
 const security = SECURITY.session;
 
 /** Registers the chat routes. */
-export function registerChatRoutes(app: ServiceApp, ctx: GatewayRouteContext, chats: ChatService): void {
+export function registerChatRoutes(
+  app: ServiceApp,
+  ctx: GatewayRouteContext,
+  chats: ChatService,
+  idempotency: IdempotencyStore,
+): void {
   app.get(
     '/api/v1/chats',
     {
@@ -167,9 +174,10 @@ export function registerChatRoutes(app: ServiceApp, ctx: GatewayRouteContext, ch
         summary: 'Send a turn: the agent runs and the turn is recorded',
         description:
           'Body `{message}` (spec E). In-process agents answer in this response (`status` `completed`, or `failed` ' +
-          'with the agent’s error); a remote agent’s turn is `pending` (202) until a runtime host reports it.',
+          'with the agent’s error); a remote agent’s turn is `pending` (202) until a runtime host reports it. ' +
+          'An `Idempotency-Key` makes a retry safe: the same key and body replay the first answer.',
         security,
-        headers: ScopeHeaders,
+        headers: Type.Object({ ...ScopeHeaders.properties, ...IdempotencyHeader }),
         params: IdParam,
         body: Type.Object(
           { ...ScopeFields, message: Type.String({ minLength: 1, maxLength: 32_000 }) },
@@ -190,13 +198,16 @@ export function registerChatRoutes(app: ServiceApp, ctx: GatewayRouteContext, ch
     },
     async (request, reply) => {
       const caller = ctx.caller(request);
-      const result = await chats.sendTurn(
-        caller.scope,
-        caller.userId,
-        request.params.id,
-        request.body.message,
-      );
-      return reply.code(result.turn.status === 'pending' ? 202 : 201).send(result);
+      return idempotent(idempotency, request, reply, caller.userId, async (tx) => {
+        const result = await chats.sendTurn(
+          caller.scope,
+          caller.userId,
+          request.params.id,
+          request.body.message,
+          tx,
+        );
+        return { status: result.turn.status === 'pending' ? 202 : 201, body: result };
+      });
     },
   );
 }

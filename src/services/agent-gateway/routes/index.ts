@@ -1,5 +1,6 @@
 /** The HTTP layer of the gateway: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
+import type { IdempotencyStore } from '../../../platform/idempotency.ts';
 import type { AgentGatewayConfig } from '../agent-gateway-config.ts';
 import type { AgentService } from '../agents.ts';
 import type { ApprovalService } from '../approvals.ts';
@@ -39,6 +40,7 @@ export interface GatewayRouteDeps {
   automations: AutomationService;
   hosts: HostProtocol;
   fireEvent: Parameters<typeof registerRuntimeRoutes>[2]['fireEvent'];
+  idempotency: IdempotencyStore;
 }
 
 /** Registers the public API: identities, agents, chats, teams, workflows, runs, approvals. */
@@ -49,7 +51,7 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
     loginAttemptsPerMinute: deps.config.loginAttemptsPerMinute,
   });
   registerAgentRoutes(app, ctx, deps.agents);
-  registerChatRoutes(app, ctx, deps.chats);
+  registerChatRoutes(app, ctx, deps.chats, deps.idempotency);
   registerTeamRoutes(app, ctx, deps.teams);
   registerIssueRoutes(app, ctx, deps.issues);
   registerOrchestrationRoutes(app, ctx, deps);

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../../platform/http.ts';
+import type { IdempotencyStore } from '../../../platform/idempotency.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
 import {
   ApprovalSchema,
@@ -28,6 +29,7 @@ import type { ApprovalService } from '../approvals.ts';
 import { type OrchestrationService, runView } from '../orchestration.ts';
 import type { RunEngine } from '../run-engine.ts';
 import { type GatewayRouteContext, SECURITY } from './context.ts';
+import { IdempotencyHeader, idempotent } from './idempotency.ts';
 import { listAnswer, pageOf } from './paging.ts';
 
 const security = SECURITY.session;
@@ -47,7 +49,12 @@ const EXAMPLE_GRAPH = {
 export function registerOrchestrationRoutes(
   app: ServiceApp,
   ctx: GatewayRouteContext,
-  deps: { orchestration: OrchestrationService; engine: RunEngine; approvals: ApprovalService },
+  deps: {
+    orchestration: OrchestrationService;
+    engine: RunEngine;
+    approvals: ApprovalService;
+    idempotency: IdempotencyStore;
+  },
 ): void {
   const { orchestration, engine } = deps;
   const tags = ['workflows'];
@@ -258,8 +265,10 @@ export function registerOrchestrationRoutes(
     },
     async (request, reply) => {
       const caller = ctx.caller(request);
-      const run = await orchestration.startRun(caller.scope, caller.userId, request.body);
-      return reply.code(201).send({ run: runView(run) });
+      return idempotent(deps.idempotency, request, reply, caller.userId, async (tx) => {
+        const run = await orchestration.startRun(caller.scope, caller.userId, request.body, {}, tx);
+        return { status: 201, body: { run: runView(run) } };
+      });
     },
   );
 

@@ -170,4 +170,37 @@ describe('agent-gateway chats and the built-in agents', () => {
         .chats.some((c: { id: string }) => c.id === chat.id),
     );
   });
+
+  test('an Idempotency-Key makes a turn retry safe: replayed once recorded; another body under the key is a 409', async () => {
+    const chat = (await api('POST', '/api/v1/chats', { agentId: byName.Greeter, title: 'retry' })).json()
+      .chat;
+    const send = (message: string, key: string) =>
+      h.api(token, 'POST', `/api/v1/chats/${chat.id}/turns`, { message }, { 'idempotency-key': key });
+    const first = await send('once', 'turn-key-1');
+    const retry = await send('once', 'turn-key-1');
+    assert.equal(first.statusCode, 201, first.body);
+    assert.equal(retry.statusCode, 201);
+    assert.equal(
+      retry.headers['idempotency-replayed'],
+      'true',
+      JSON.stringify([first.headers, retry.headers, first.body, retry.body]),
+    );
+    assert.deepEqual(retry.json(), first.json());
+    assert.equal((await api('GET', `/api/v1/chats/${chat.id}`)).json().chat.turnCount, 1, 'recorded once');
+    const changed = await send('twice', 'turn-key-1');
+    assert.equal(changed.statusCode, 409);
+    assert.equal(changed.json().code, 'idempotency_key_reused');
+    const other = await h.user('editor');
+    const otherChat = (
+      await api('POST', '/api/v1/chats', { agentId: byName.Greeter, title: 'x' }, other.token)
+    ).json().chat;
+    const sameKeyOtherUser = await h.api(
+      other.token,
+      'POST',
+      `/api/v1/chats/${otherChat.id}/turns`,
+      { message: 'once' },
+      { 'idempotency-key': 'turn-key-1' },
+    );
+    assert.equal(sameKeyOtherUser.statusCode, 201, 'keys are per user');
+  });
 });
