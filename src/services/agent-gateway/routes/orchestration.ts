@@ -245,9 +245,10 @@ export function registerOrchestrationRoutes(
         tags: runTags,
         summary: 'Start a run of an agent, a team or a published workflow revision',
         description:
-          'The run executes in the background (Graphile Worker jobs); follow it with `graph` and `events`.',
+          'The run executes in the background (Graphile Worker jobs); follow it with `graph` and `events`. An ' +
+          '`Idempotency-Key` makes a retry safe: the same key and body replay the first answer.',
         security,
-        headers: ScopeHeaders,
+        headers: Type.Object({ ...ScopeHeaders.properties, ...IdempotencyHeader }),
         body: Type.Object(
           { ...ScopeFields, target: RunTarget, input: Type.Optional(Type.Unknown()) },
           {

@@ -108,6 +108,25 @@ describe('agent-gateway runs and workflows', () => {
     );
   });
 
+  test('an Idempotency-Key on a run start: a retry answers the same run', async () => {
+    const send = (input: unknown) =>
+      h.api(
+        token,
+        'POST',
+        '/api/v1/orchestration-runs',
+        { target: { type: 'agent', id: agents.Greeter }, input },
+        {
+          'idempotency-key': 'start-1',
+        },
+      );
+    const first = await send({ message: 'a' });
+    const retry = await send({ message: 'a' });
+    assert.equal(first.statusCode, 201, first.body);
+    assert.equal(retry.json().run.id, first.json().run.id);
+    assert.equal(retry.headers['idempotency-replayed'], 'true');
+    assert.equal((await send({ message: 'b' })).statusCode, 409);
+  });
+
   test('a team hands the work from member to member; each hand-off is an event', async () => {
     const team = await api('POST', '/api/v1/teams', {
       name: 'Shout and wrap',
