@@ -42,6 +42,36 @@ describe('agent-gateway identities and scope (single-scope install)', () => {
     assert.equal(wrong.json().error, 'Unauthorized');
   });
 
+  test('sign-in attempts are limited per username (429 with Retry-After), by the clock', async () => {
+    const u = await h.user('viewer'); // its sign-in is the first of the 10 attempts of the minute
+    for (let i = 0; i < 9; i++) {
+      const wrong = await h.api(undefined, 'POST', '/api/auth/login', {
+        username: u.username,
+        password: 'wrong',
+      });
+      assert.equal(wrong.statusCode, 401, `attempt ${i}`);
+    }
+    const limited = await h.api(undefined, 'POST', '/api/auth/login', {
+      username: u.username,
+      password: u.password,
+    });
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.json().code, 'rate_limited');
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+    const otherUser = await h.api(undefined, 'POST', '/api/auth/login', {
+      username: 'demo',
+      password: 'wrong',
+    });
+    assert.equal(otherUser.statusCode, 401, 'another username has its own budget');
+    clock.advance(60_000);
+    const again = await h.api(undefined, 'POST', '/api/auth/login', {
+      username: u.username,
+      password: u.password,
+    });
+    assert.equal(again.statusCode, 200, again.body);
+    clock.set(new Date('2026-11-24T12:00:00Z'));
+  });
+
   test('passwords are stored as argon2id, tokens as SHA-256', async () => {
     const pool = h.platform.booted.database.pool;
     const { rows } = await pool.query(
