@@ -4,6 +4,7 @@
  * Database: TEST_DATABASE_URL when set, otherwise an embedded PostgreSQL in a temporary directory.
  */
 import { parseArgs } from 'node:util';
+import { benchAgentGateway } from './agent-gateway.ts';
 import { benchCoins } from './coins.ts';
 import { benchDeposits } from './deposits.ts';
 import { benchEntityEvents } from './entity-events.ts';
@@ -22,6 +23,7 @@ const benches: Record<string, (durationSeconds: number) => Promise<void>> = {
   odds: benchOdds,
   'odds-first-step': benchOddsFirstStep,
   'entity-events': benchEntityEvents,
+  'agent-gateway': benchAgentGateway,
 };
 
 const { positionals, values } = parseArgs({

@@ -17,6 +17,7 @@ const EXPECTED_SCHEDULE: Record<string, string> = {
   'payments:expire-intents': '* * * * *',
   'deposits:expire-due': '* * * * *',
   'coins:mirror-upstream': '*/15 * * * *',
+  'agent-gateway:sweep': '* * * * *',
   'odds:simulator-tick': '* * * * *',
   'entity-events:sweep-due': '* * * * *',
 };

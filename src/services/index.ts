@@ -1,4 +1,5 @@
 import type { ServiceDefinition } from '../platform/service.ts';
+import { agentGatewayService } from './agent-gateway/index.ts';
 import { coinsService } from './coins/index.ts';
 import { depositsService } from './deposits/index.ts';
 import { entityEventsService } from './entity-events/index.ts';
@@ -17,6 +18,7 @@ export const implementedServices: readonly ServiceDefinition[] = [
   pricingService,
   depositsService,
   coinsService,
+  agentGatewayService,
   oddsService,
   entityEventsService,
 ];

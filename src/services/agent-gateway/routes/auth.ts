@@ -1,0 +1,125 @@
+/** `POST /api/auth/login`, `GET /api/auth/me`, `POST /api/auth/logout` (spec E, "E. Identities"). */
+import { Type } from '@sinclair/typebox';
+import type { ServiceApp } from '../../../platform/http.ts';
+import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import { rateLimited } from '../agent-gateway-errors.ts';
+import { ErrorBody, RoleSchema, UserSchema } from '../agent-gateway-schemas.ts';
+import type { IdentityService } from '../identity.ts';
+import { type GatewayRouteContext, SECURITY } from './context.ts';
+
+/** Registers the sign-in routes. */
+export function registerAuthRoutes(
+  app: ServiceApp,
+  ctx: GatewayRouteContext,
+  deps: { identity: IdentityService; loginAttemptsPerMinute: number },
+): void {
+  const exceeded = (retryAfter: number) => rateLimited('sign-in attempts', retryAfter);
+  // Per username (guessing one account's password); the platform also refuses an address after 30 failed
+  // authentications a minute (spraying many accounts).
+  const perUsername = perMinuteLimit(app, {
+    max: () => deps.loginAttemptsPerMinute,
+    bucket: (request) =>
+      `login-user:${String((request.body as { username?: unknown } | undefined)?.username ?? '').toLowerCase()}`,
+    exceeded,
+  });
+  app.post(
+    '/api/auth/login',
+    {
+      preHandler: [perUsername],
+      schema: {
+        operationId: 'login',
+        tags: ['identity'],
+        summary: 'Sign in: a bearer token for the product API',
+        description:
+          'Users are created by the operator. The token is opaque, shown once, stored as its SHA-256, and expires ' +
+          '(`expiresAt`). Wrong username and wrong password get the same 401. At most ' +
+          `${deps.loginAttemptsPerMinute} attempts a minute per username (429 with Retry-After).`,
+        security: [],
+        body: Type.Object(
+          {
+            username: Type.String({ minLength: 1, maxLength: 100 }),
+            password: Type.String({ minLength: 1, maxLength: 1000 }),
+          },
+          {
+            additionalProperties: false,
+            examples: [{ username: 'demo', password: 'correct horse battery staple' }],
+          },
+        ),
+        response: {
+          200: Type.Object({
+            token: Type.String(),
+            tokenType: Type.Literal('Bearer'),
+            expiresAt: Type.String({ format: 'date-time' }),
+            user: UserSchema,
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+          429: ErrorBody,
+        },
+      },
+    },
+    async (request) => {
+      const { token, expiresAt, user } = await deps.identity.login(
+        request.body.username,
+        request.body.password,
+      );
+      return { token, tokenType: 'Bearer' as const, expiresAt: expiresAt.toISOString(), user };
+    },
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      onRequest: ctx.auth.session.onRequest,
+      schema: {
+        operationId: 'getCurrentIdentity',
+        tags: ['identity'],
+        summary: 'The signed-in user and the scopes where they have a role',
+        security: SECURITY.session,
+        response: {
+          200: Type.Object({
+            user: UserSchema,
+            scopes: Type.Array(
+              Type.Object({ tenant: Type.String(), namespace: Type.String(), role: RoleSchema }),
+            ),
+          }),
+          401: ErrorBody,
+        },
+      },
+    },
+    async (request) => {
+      const principal = ctx.auth.session.principal(request);
+      const user = await deps.identity.findUser(principal.userId!);
+      return { user: user!, scopes: await deps.identity.scopesOf(principal.userId!) };
+    },
+  );
+}
+
+/**
+ * `POST /api/auth/logout`, registered after every other route: the generated contract and fuzz suites call the
+ * operations in document order with the seeded token, and a sign-out early in the document would end their token
+ * before the later operations were reached.
+ */
+export function registerLogoutRoute(
+  app: ServiceApp,
+  ctx: GatewayRouteContext,
+  identity: IdentityService,
+): void {
+  app.post(
+    '/api/auth/logout',
+    {
+      onRequest: ctx.auth.session.onRequest,
+      schema: {
+        operationId: 'logout',
+        tags: ['identity'],
+        summary: 'Sign out: the token stops working at once, on every instance',
+        security: SECURITY.session,
+        response: { 204: Type.Null(), 401: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      await identity.logout(ctx.auth.session.principal(request).credentialId);
+      return reply.code(204).send(null);
+    },
+  );
+}

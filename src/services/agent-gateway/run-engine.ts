@@ -1,0 +1,1014 @@
+/**
+ * The agent runtime's run engine (README "Runs"): runs of an agent, a team or a workflow revision, executed as
+ * Graphile Worker jobs, each step recorded as run events.
+ *
+ * A run walks its graph with tokens: a node gets a step when a token reaches it. Nodes that decide at once (start,
+ * end, condition, join) complete in the transaction that delivered the token; agent steps (and team members) are
+ * one job each (`agent-gateway:run-step`); approval, timer, signal, sub-run and remote-agent steps wait for what
+ * they name. A branch not taken sends "skip" tokens along its edges, so a join knows when every incoming edge is
+ * settled. Every transaction on a run locks the run row first, so completions of parallel branches are serialised.
+ *
+ * Crash safety: a step job claims its step (`running`, attempt + 1, `claimed_at`) in one transaction, executes,
+ * and commits the outcome only when the step is still held by that attempt. A worker killed mid-step leaves the
+ * claim; the sweep puts claims older than the step lease back to `pending` and queues them again, so the step is
+ * retried (attempt 2), and a late completion of the lost attempt is discarded: never lost, never applied twice.
+ */
+import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db, Executor, Tx } from '../../platform/database.ts';
+import { prefixedHexId } from '../../platform/ids.ts';
+import { invalidState, notFound } from './agent-gateway-errors.ts';
+import { resumeStepTask, runStepTask } from './agent-gateway-jobs.ts';
+import {
+  type AgentDefinition,
+  AgentError,
+  type AgentEvent,
+  type AgentRuntime,
+  messageOf,
+} from './agent-runtime.ts';
+import type { AgentRow } from './agents.ts';
+import { approvals, executions, runs, signals, steps } from './db/schema.ts';
+import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
+import type { Scope } from './identity.ts';
+import { appendRunEvents, type NewRunEvent } from './run-events.ts';
+import { type Condition, evaluateCondition, renderJson } from './templates.ts';
+
+export type RunRow = typeof runs.$inferSelect;
+export type StepRow = typeof steps.$inferSelect;
+export type RunStatus = RunRow['status'];
+
+/** Terminal run statuses. */
+export const TERMINAL: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+const isTerminal = (status: RunStatus) => TERMINAL.includes(status);
+
+/** A branch no edge is labelled with: every outgoing edge gets a skip token. */
+const SKIP_ALL = '\u0000skip';
+
+/** Agents whose execution does no I/O: their steps run in one transaction. */
+function isInstant(definition: AgentDefinition): boolean {
+  if (definition.kind === 'template' || definition.kind === 'json_transform') return true;
+  return definition.kind === 'tool_use' && !definition.tools.includes('fetch_url');
+}
+
+/** Agent steps one job runs in a row (the first, then those each completion queued). */
+const MAX_CHAINED_STEPS = 20;
+
+/** The deepest chain of sub-runs (a sub-run of a sub-run ...). */
+export const MAX_SUBRUN_DEPTH = 5;
+
+/** What a new run is. */
+export interface StartRun {
+  scope: Scope;
+  targetType: 'agent' | 'team' | 'orchestration';
+  targetId: string;
+  revision: number | null;
+  graph: Graph;
+  input: unknown;
+  createdBy: string | null;
+  parentRunId?: string;
+  parentStepId?: string;
+  issueId?: string;
+  automationId?: string;
+  triggerDepth?: number;
+}
+
+/** What the engine reads of other resources (their services implement it). */
+export interface RunLookups {
+  agent(scope: Scope, id: string, executor: Executor): Promise<AgentRow | undefined>;
+  teamMembers(scope: Scope, id: string, executor: Executor): Promise<string[] | undefined>;
+  publishedRevision(
+    scope: Scope,
+    definitionId: string,
+    executor: Executor,
+  ): Promise<{ revision: number; graph: Graph } | undefined>;
+  /** Queues a remote agent's execution for a runtime host; returns its id. */
+  queueExecution(
+    tx: Executor,
+    input: { runId: string; stepId: string; agent: AgentRow; input: unknown },
+  ): Promise<string>;
+}
+
+/** Called in the transaction that finished a run (issues take the result, automations hear `run.completed`). */
+export type RunObserver = (tx: Tx, run: RunRow) => Promise<void>;
+
+/** One transaction's work on runs: the runs it locked (changed in memory, written at the end) and its events. */
+class Unit {
+  readonly runs = new Map<string, { row: RunRow; wasTerminal: boolean; graph: GraphIndex }>();
+  readonly events: NewRunEvent[] = [];
+  /** Agent steps this unit queued (a job each); the job that made them may run the first one itself. */
+  readonly queued: string[] = [];
+  constructor(
+    readonly tx: Tx,
+    readonly now: Date,
+  ) {}
+
+  event(
+    run: RunRow,
+    type: string,
+    data: Record<string, unknown>,
+    step?: { id: string; nodeId: string },
+  ): void {
+    this.events.push({ runId: run.id, stepId: step?.id ?? null, nodeId: step?.nodeId ?? null, type, data });
+  }
+}
+
+/** Runs: start, advance, wait, resume, fail, cancel. */
+export class RunEngine {
+  private readonly observers: RunObserver[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly runtime: AgentRuntime,
+    private readonly lookups: RunLookups,
+    private readonly stepLeaseSeconds: number,
+  ) {}
+
+  /** Adds an observer of finished runs. */
+  onFinished(observer: RunObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Starts a run inside `tx`: the start node completes at once and its successors get their steps. */
+  async start(tx: Tx, input: StartRun): Promise<RunRow> {
+    const unit = new Unit(tx, this.clock.now());
+    const run = await this.createRun(unit, input);
+    await this.flush(unit);
+    return run;
+  }
+
+  private async createRun(unit: Unit, input: StartRun): Promise<RunRow> {
+    const row: RunRow = {
+      id: prefixedHexId('run'),
+      tenantId: input.scope.tenant,
+      namespaceId: input.scope.namespace,
+      targetType: input.targetType,
+      targetId: input.targetId,
+      revision: input.revision,
+      graph: input.graph as unknown as Record<string, unknown>,
+      status: 'running',
+      input: input.input ?? null,
+      data: { input: input.input ?? null, nodes: {} },
+      output: null,
+      error: null,
+      parentRunId: input.parentRunId ?? null,
+      parentStepId: input.parentStepId ?? null,
+      issueId: input.issueId ?? null,
+      automationId: input.automationId ?? null,
+      triggerDepth: input.triggerDepth ?? 0,
+      createdBy: input.createdBy,
+      createdAt: unit.now,
+      finishedAt: null,
+    };
+    await unit.tx.insert(runs).values(row);
+    const graph = new GraphIndex(input.graph);
+    unit.runs.set(row.id, { row, wasTerminal: false, graph });
+    unit.event(row, 'run.created', {
+      targetType: row.targetType,
+      targetId: row.targetId,
+      revision: row.revision,
+      parentRunId: row.parentRunId,
+    });
+    const start = await this.insertStep(unit, row, graph.start, {
+      status: 'completed',
+      input: row.input,
+      output: row.input,
+    });
+    unit.event(row, 'step.completed', { nodeType: 'start' }, start);
+    await this.propagate(unit, row, graph.start.id, row.input, null);
+    return row;
+  }
+
+  /** Locks run `id` for this unit (once) and returns it. */
+  private async lockRun(unit: Unit, id: string): Promise<RunRow | undefined> {
+    const held = unit.runs.get(id);
+    if (held) return held.row;
+    const [row] = await unit.tx.select().from(runs).where(eq(runs.id, id)).for('update');
+    if (!row) return undefined;
+    unit.runs.set(id, {
+      row,
+      wasTerminal: isTerminal(row.status),
+      graph: new GraphIndex(row.graph as unknown as Graph),
+    });
+    return row;
+  }
+
+  private graphOf(unit: Unit, run: RunRow): GraphIndex {
+    return unit.runs.get(run.id)!.graph;
+  }
+
+  private async insertStep(
+    unit: Unit,
+    run: RunRow,
+    node: { id: string; type: string },
+    fields: Partial<StepRow> & { status: StepRow['status'] },
+  ): Promise<StepRow> {
+    const terminal = ['completed', 'failed', 'skipped', 'cancelled'].includes(fields.status);
+    const [row] = await unit.tx
+      .insert(steps)
+      .values({
+        id: prefixedHexId('stp'),
+        runId: run.id,
+        nodeId: node.id,
+        nodeType: node.type,
+        attempt: 0,
+        arrivals: {},
+        createdAt: unit.now,
+        finishedAt: terminal ? unit.now : null,
+        ...fields,
+      })
+      .returning();
+    return row!;
+  }
+
+  private async updateStep(unit: Unit, id: string, fields: Partial<StepRow>): Promise<StepRow> {
+    const [row] = await unit.tx.update(steps).set(fields).where(eq(steps.id, id)).returning();
+    return row!;
+  }
+
+  /** Sends a token from node `fromId` along each outgoing edge: live when `branch` is null or matches `on`. */
+  private async propagate(
+    unit: Unit,
+    run: RunRow,
+    fromId: string,
+    payload: unknown,
+    branch: string | null,
+  ): Promise<void> {
+    const graph = this.graphOf(unit, run);
+    for (const edge of graph.outgoing.get(fromId) ?? []) {
+      const live = branch === null || edge.on === branch;
+      await this.deliver(unit, run, edge.to, fromId, live ? 'live' : 'skip', payload);
+    }
+  }
+
+  /** A token reaches node `nodeId` from `fromId`. */
+  private async deliver(
+    unit: Unit,
+    run: RunRow,
+    nodeId: string,
+    fromId: string,
+    kind: 'live' | 'skip',
+    payload: unknown,
+  ): Promise<void> {
+    if (isTerminal(run.status)) return;
+    const graph = this.graphOf(unit, run);
+    const node = graph.node(nodeId);
+    if (node.type === 'join') return this.deliverToJoin(unit, run, node, fromId, kind, payload);
+    if (kind === 'skip') {
+      const step = await this.insertStep(unit, run, node, { status: 'skipped' });
+      unit.event(run, 'step.skipped', { nodeType: node.type }, step);
+      return this.propagate(unit, run, node.id, null, SKIP_ALL);
+    }
+    const context = { input: run.data.input, nodes: run.data.nodes, previous: payload };
+    const input = node.input !== undefined ? renderJson(node.input, context) : payload;
+    switch (node.type) {
+      case 'end': {
+        const step = await this.insertStep(unit, run, node, { status: 'completed', input, output: input });
+        run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: input } };
+        unit.event(run, 'step.completed', { nodeType: 'end' }, step);
+        return;
+      }
+      case 'condition': {
+        const result = evaluateCondition(node.condition as Condition, context);
+        const step = await this.insertStep(unit, run, node, {
+          status: 'completed',
+          input: payload ?? null,
+          output: { result },
+        });
+        run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: { result } } };
+        unit.event(run, 'step.completed', { nodeType: 'condition', result }, step);
+        return this.propagate(unit, run, node.id, payload, result ? 'true' : 'false');
+      }
+      case 'agent': {
+        const step = await this.insertStep(unit, run, node, {
+          status: 'pending',
+          input: input ?? null,
+          wait: { agentId: node.agentId },
+        });
+        unit.event(run, 'step.queued', { nodeType: 'agent', agentId: node.agentId }, step);
+        await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
+        unit.queued.push(step.id);
+        return;
+      }
+      case 'team':
+        return this.startTeam(unit, run, node, input);
+      case 'approval': {
+        const approvalId = prefixedHexId('apr');
+        const step = await this.insertStep(unit, run, node, {
+          status: 'waiting',
+          input: input ?? null,
+          wait: { kind: 'approval', approvalId },
+        });
+        await unit.tx.insert(approvals).values({
+          id: approvalId,
+          tenantId: run.tenantId,
+          namespaceId: run.namespaceId,
+          runId: run.id,
+          stepId: step.id,
+          title: node.title ?? `Approve step '${node.id}'`,
+          status: 'pending',
+          createdAt: unit.now,
+        });
+        unit.event(run, 'approval.requested', { approvalId, title: node.title ?? null }, step);
+        return;
+      }
+      case 'timer': {
+        const dueAt = new Date(unit.now.getTime() + node.delaySeconds! * 1000);
+        const step = await this.insertStep(unit, run, node, {
+          status: 'waiting',
+          input: input ?? null,
+          wait: { kind: 'timer' },
+          dueAt,
+        });
+        unit.event(run, 'timer.scheduled', { dueAt: dueAt.toISOString() }, step);
+        await resumeStepTask.enqueue(unit.tx, { stepId: step.id }, { runAt: dueAt, jobKey: step.id });
+        return;
+      }
+      case 'signal': {
+        const step = await this.insertStep(unit, run, node, {
+          status: 'waiting',
+          input: input ?? null,
+          wait: { kind: 'signal', name: node.signal },
+        });
+        unit.event(run, 'signal.waiting', { signal: node.signal }, step);
+        const [buffered] = await unit.tx
+          .select()
+          .from(signals)
+          .where(
+            and(eq(signals.runId, run.id), eq(signals.name, node.signal!), isNull(signals.consumedByStep)),
+          )
+          .orderBy(signals.id)
+          .limit(1);
+        if (buffered) await this.consumeSignal(unit, run, step, buffered);
+        return;
+      }
+      case 'subrun':
+        return this.startSubrun(unit, run, node, input);
+      case 'start':
+        throw new Error('unreachable: a start node has no incoming edge');
+    }
+  }
+
+  private async deliverToJoin(
+    unit: Unit,
+    run: RunRow,
+    node: GraphNode,
+    fromId: string,
+    kind: 'live' | 'skip',
+    payload: unknown,
+  ): Promise<void> {
+    const graph = this.graphOf(unit, run);
+    let [step] = await unit.tx
+      .select()
+      .from(steps)
+      .where(and(eq(steps.runId, run.id), eq(steps.nodeId, node.id)))
+      .for('update');
+    step ??= await this.insertStep(unit, run, node, { status: 'waiting', input: {}, wait: { kind: 'join' } });
+    const arrivals = { ...step.arrivals, [fromId]: kind };
+    const inputs = {
+      ...((step.input as Record<string, unknown>) ?? {}),
+      ...(kind === 'live' ? { [fromId]: payload ?? null } : {}),
+    };
+    const expected = (graph.incoming.get(node.id) ?? []).length;
+    if (Object.keys(arrivals).length < expected) {
+      await this.updateStep(unit, step.id, { arrivals, input: inputs });
+      return;
+    }
+    const live = Object.values(arrivals).includes('live');
+    await this.updateStep(unit, step.id, {
+      arrivals,
+      input: inputs,
+      status: live ? 'completed' : 'skipped',
+      output: live ? inputs : null,
+      finishedAt: unit.now,
+    });
+    if (!live) {
+      unit.event(run, 'step.skipped', { nodeType: 'join' }, step);
+      return this.propagate(unit, run, node.id, null, SKIP_ALL);
+    }
+    run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: inputs } };
+    unit.event(run, 'step.completed', { nodeType: 'join', branches: Object.keys(inputs) }, step);
+    return this.propagate(unit, run, node.id, inputs, null);
+  }
+
+  private async startTeam(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
+    const members = await this.lookups.teamMembers(
+      { tenant: run.tenantId, namespace: run.namespaceId },
+      node.teamId!,
+      unit.tx,
+    );
+    const step = await this.insertStep(unit, run, node, {
+      status: 'waiting',
+      input: input ?? null,
+      wait: { kind: 'team', teamId: node.teamId, members: members ?? [] },
+    });
+    if (!members || members.length === 0) {
+      return this.failStep(unit, run, step, {
+        code: 'team_not_found',
+        message: `Team '${node.teamId}' does not exist or has no members.`,
+      });
+    }
+    unit.event(run, 'team.started', { teamId: node.teamId, members }, step);
+    await this.addMember(unit, run, step, members, 0, input);
+  }
+
+  private async addMember(
+    unit: Unit,
+    run: RunRow,
+    teamStep: StepRow,
+    members: string[],
+    index: number,
+    input: unknown,
+  ): Promise<void> {
+    const member = await this.insertStep(
+      unit,
+      run,
+      { id: `${teamStep.nodeId}#${index}`, type: 'team_member' },
+      {
+        status: 'pending',
+        input: input ?? null,
+        parentStepId: teamStep.id,
+        wait: { agentId: members[index], index },
+      },
+    );
+    unit.event(run, 'step.queued', { nodeType: 'team_member', agentId: members[index], index }, member);
+    await runStepTask.enqueue(unit.tx, { stepId: member.id }, { jobKey: member.id });
+    unit.queued.push(member.id);
+  }
+
+  private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
+    const scope = { tenant: run.tenantId, namespace: run.namespaceId };
+    const step = await this.insertStep(unit, run, node, {
+      status: 'waiting',
+      input: input ?? null,
+      wait: { kind: 'subrun' },
+    });
+    let depth = 0;
+    for (let parent = run.parentRunId; parent; depth++) {
+      const [row] = await unit.tx
+        .select({ parentRunId: runs.parentRunId })
+        .from(runs)
+        .where(eq(runs.id, parent));
+      parent = row?.parentRunId ?? null;
+    }
+    if (depth + 1 > MAX_SUBRUN_DEPTH)
+      return this.failStep(unit, run, step, {
+        code: 'subrun_depth_exceeded',
+        message: `Sub-runs nest at most ${MAX_SUBRUN_DEPTH} deep.`,
+      });
+    const published = await this.lookups.publishedRevision(scope, node.definitionId!, unit.tx);
+    if (!published)
+      return this.failStep(unit, run, step, {
+        code: 'not_published',
+        message: `Workflow '${node.definitionId}' has no published revision.`,
+      });
+    const child = await this.createRun(unit, {
+      scope,
+      targetType: 'orchestration',
+      targetId: node.definitionId!,
+      revision: published.revision,
+      graph: published.graph,
+      input,
+      createdBy: run.createdBy,
+      parentRunId: run.id,
+      parentStepId: step.id,
+      triggerDepth: run.triggerDepth,
+    });
+    await this.updateStep(unit, step.id, { wait: { kind: 'subrun', runId: child.id } });
+    unit.event(
+      run,
+      'subrun.started',
+      { childRunId: child.id, definitionId: node.definitionId, revision: published.revision },
+      step,
+    );
+  }
+
+  /** Completes a step with `output`, records it, and moves the run on. */
+  private async completeStep(
+    unit: Unit,
+    run: RunRow,
+    step: StepRow,
+    output: unknown,
+    options: { events?: AgentEvent[]; branch?: string | null; eventData?: Record<string, unknown> } = {},
+  ): Promise<void> {
+    await this.updateStep(unit, step.id, {
+      status: 'completed',
+      output: output ?? null,
+      finishedAt: unit.now,
+      dueAt: null,
+    });
+    for (const e of options.events ?? []) unit.event(run, e.type, e.data, step);
+    unit.event(
+      run,
+      'step.completed',
+      { nodeType: step.nodeType, attempt: step.attempt, output, ...options.eventData },
+      step,
+    );
+    if (step.nodeType === 'team_member') {
+      const [team] = await unit.tx.select().from(steps).where(eq(steps.id, step.parentStepId!)).for('update');
+      const members = (team!.wait as { members: string[] }).members;
+      const index = (step.wait as { index: number }).index;
+      if (index + 1 < members.length) {
+        unit.event(
+          run,
+          'team.handoff',
+          { from: members[index], to: members[index + 1], index: index + 1 },
+          team!,
+        );
+        return this.addMember(unit, run, team!, members, index + 1, output);
+      }
+      return this.completeStep(unit, run, team!, output, { eventData: { handoffs: members.length - 1 } });
+    }
+    run.data = { ...run.data, nodes: { ...run.data.nodes, [step.nodeId]: output ?? null } };
+    const passOn =
+      step.nodeType === 'approval' || step.nodeType === 'timer' || step.nodeType === 'signal'
+        ? (step.input ?? output)
+        : output;
+    return this.propagate(unit, run, step.nodeId, passOn, options.branch ?? null);
+  }
+
+  /** Fails a step and with it the run (a member's failure fails its team step too). */
+  private async failStep(
+    unit: Unit,
+    run: RunRow,
+    step: StepRow,
+    error: { code: string; message: string },
+  ): Promise<void> {
+    await this.updateStep(unit, step.id, { status: 'failed', error, finishedAt: unit.now });
+    unit.event(run, 'step.failed', { nodeType: step.nodeType, attempt: step.attempt, error }, step);
+    if (step.parentStepId)
+      await this.updateStep(unit, step.parentStepId, { status: 'failed', error, finishedAt: unit.now });
+    const nodeId = step.nodeId.split('#')[0];
+    await this.finishRun(unit, run, 'failed', {
+      code: error.code,
+      message: `Step '${nodeId}' failed: ${error.message}`,
+    });
+  }
+
+  /**
+   * Ends a run as failed or cancelled: its unfinished steps, approvals and executions are cancelled, and so are
+   * its unfinished sub-runs.
+   */
+  private async finishRun(
+    unit: Unit,
+    run: RunRow,
+    status: 'failed' | 'cancelled',
+    error: { code: string; message: string },
+  ) {
+    if (isTerminal(run.status)) return;
+    run.status = status;
+    run.error = error;
+    run.finishedAt = unit.now;
+    const open = ['pending', 'running', 'waiting'] as const;
+    await unit.tx
+      .update(steps)
+      .set({ status: 'cancelled', finishedAt: unit.now })
+      .where(and(eq(steps.runId, run.id), inArray(steps.status, [...open])));
+    await unit.tx
+      .update(approvals)
+      .set({ status: 'cancelled' })
+      .where(and(eq(approvals.runId, run.id), eq(approvals.status, 'pending')));
+    await unit.tx
+      .update(executions)
+      .set({ status: 'cancelled', finishedAt: unit.now })
+      .where(and(eq(executions.runId, run.id), inArray(executions.status, ['queued', 'claimed'])));
+    const children = await unit.tx
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.parentRunId, run.id), inArray(runs.status, ['queued', 'running', 'waiting'])));
+    for (const { id } of children) {
+      const child = await this.lockRun(unit, id);
+      if (child)
+        await this.finishRun(unit, child, 'cancelled', {
+          code: `parent_${status}`,
+          message: `The parent run was ${status}.`,
+        });
+    }
+  }
+
+  /**
+   * Writes every run the unit changed (its status settled from its steps), records the run events of runs that
+   * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
+   */
+  private async flush(unit: Unit): Promise<void> {
+    for (const { row: run, wasTerminal } of unit.runs.values()) {
+      if (!isTerminal(run.status)) await this.settle(unit, run);
+      await unit.tx
+        .update(runs)
+        .set({
+          status: run.status,
+          data: run.data,
+          output: run.output,
+          error: run.error,
+          finishedAt: run.finishedAt,
+        })
+        .where(eq(runs.id, run.id));
+      if (!wasTerminal && isTerminal(run.status)) {
+        unit.event(
+          run,
+          `run.${run.status}`,
+          run.status === 'completed' ? { output: run.output } : { error: run.error },
+        );
+        if (run.parentStepId) await resumeStepTask.enqueue(unit.tx, { stepId: run.parentStepId });
+        for (const observer of this.observers) await observer(unit.tx, run);
+      }
+    }
+    await appendRunEvents(unit.tx, unit.events, unit.now);
+  }
+
+  /** A running run's status from its steps: running while any is pending or running, waiting, or done. */
+  private async settle(unit: Unit, run: RunRow) {
+    const counts = await unit.tx
+      .select({ status: steps.status, n: sql<number>`count(*)::int` })
+      .from(steps)
+      .where(eq(steps.runId, run.id))
+      .groupBy(steps.status);
+    const n = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
+    if (n('pending') + n('running') > 0) run.status = 'running';
+    else if (n('waiting') > 0) run.status = 'waiting';
+    else {
+      const [end] = await unit.tx
+        .select({ output: steps.output })
+        .from(steps)
+        .where(and(eq(steps.runId, run.id), eq(steps.nodeType, 'end'), eq(steps.status, 'completed')))
+        .limit(1);
+      if (!end) {
+        run.status = 'failed';
+        run.error = { code: 'no_end_reached', message: 'The run ended without reaching an end node.' };
+      } else {
+        run.status = 'completed';
+        run.output = end.output;
+      }
+      run.finishedAt = unit.now;
+    }
+  }
+
+  /**
+   * Runs a pending agent step (job `agent-gateway:run-step`), then, in the same job, the first agent step its
+   * completion queued (up to {@link MAX_CHAINED_STEPS}): a sequence of agent steps does not wait for a job pickup
+   * between steps. Each chained step is claimed like any other (its own job finds it taken and does nothing).
+   */
+  async runStep(stepId: string): Promise<void> {
+    let next: string | undefined = stepId;
+    for (let n = 0; next && n < MAX_CHAINED_STEPS; n++) next = await this.runOneStep(next);
+  }
+
+  /**
+   * Claims and executes one pending agent step. A `remote` agent's step becomes a queued execution for a runtime
+   * host instead.
+   * @returns the first agent step the completion queued, if any.
+   */
+  private async runOneStep(stepId: string): Promise<string | undefined> {
+    const [pending] = await this.db.select().from(steps).where(eq(steps.id, stepId));
+    if (pending?.status !== 'pending') return undefined;
+    const [current] = await this.db.select().from(runs).where(eq(runs.id, pending.runId));
+    if (!current || isTerminal(current.status)) return undefined;
+    const instantAgentId = (pending.wait as { agentId?: string } | null)?.agentId ?? '';
+    const instant = await this.lookups.agent(
+      { tenant: current.tenantId, namespace: current.namespaceId },
+      instantAgentId,
+      this.db,
+    );
+    if (instant && isInstant(instant.definition as AgentDefinition))
+      return this.runInstantStep(stepId, instant);
+    const now = this.clock.now();
+    const claimed = await this.db.transaction(async (tx) => {
+      const [step] = await tx
+        .update(steps)
+        .set({ status: 'running', attempt: sql`${steps.attempt} + 1`, claimedAt: now })
+        .where(and(eq(steps.id, stepId), eq(steps.status, 'pending')))
+        .returning();
+      if (!step) return undefined;
+      await appendRunEvents(
+        tx,
+        [
+          {
+            runId: step.runId,
+            stepId,
+            nodeId: step.nodeId,
+            type: 'step.started',
+            data: { attempt: step.attempt },
+          },
+        ],
+        now,
+      );
+      return step;
+    });
+    if (!claimed) return undefined;
+    const [run] = await this.db.select().from(runs).where(eq(runs.id, claimed.runId));
+    if (!run || isTerminal(run.status)) return undefined;
+    const scope = { tenant: run.tenantId, namespace: run.namespaceId };
+    const agentId = (claimed.wait as { agentId?: string } | null)?.agentId ?? '';
+    const agent = await this.lookups.agent(scope, agentId, this.db);
+    let outcome:
+      | { output: unknown; events: AgentEvent[] }
+      | { error: { code: string; message: string } }
+      | { remote: AgentRow };
+    if (!agent)
+      outcome = {
+        error: { code: 'agent_not_found', message: `Agent '${agentId}' does not exist in this scope.` },
+      };
+    else if ((agent.definition as AgentDefinition).kind === 'remote') outcome = { remote: agent };
+    else {
+      try {
+        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+          input: claimed.input,
+          message: messageOf(claimed.input),
+          context: { run: { id: run.id, node: claimed.nodeId }, nodes: run.data.nodes },
+        });
+        outcome = {
+          output: result.output,
+          events: [
+            { type: 'agent.output', data: { agentId, version: agent.version, text: result.text } },
+            ...result.events,
+          ],
+        };
+      } catch (err) {
+        if (!(err instanceof AgentError)) throw err;
+        outcome = { error: { code: err.code, message: err.message } };
+      }
+    }
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const locked = await this.lockRun(unit, claimed.runId);
+      const [step] = await tx.select().from(steps).where(eq(steps.id, stepId)).for('update');
+      // Only the attempt that holds the step may settle it: a claim lost to the sweep (this worker was presumed
+      // dead) is discarded here, so a step's outcome is applied once.
+      if (!locked || !step || step.status !== 'running' || step.attempt !== claimed.attempt) return undefined;
+      if ('remote' in outcome) {
+        const executionId = await this.lookups.queueExecution(tx, {
+          runId: locked.id,
+          stepId,
+          agent: outcome.remote,
+          input: step.input,
+        });
+        await this.updateStep(unit, stepId, {
+          status: 'waiting',
+          wait: { ...(step.wait ?? {}), kind: 'execution', executionId },
+        });
+        unit.event(locked, 'execution.queued', { executionId, agentId }, step);
+      } else if ('error' in outcome) await this.failStep(unit, locked, step, outcome.error);
+      else await this.completeStep(unit, locked, step, outcome.output, { events: outcome.events });
+      await this.flush(unit);
+      return unit.queued[0];
+    });
+  }
+
+  /**
+   * Runs a step of an agent that does no I/O (template, JSON transform, tool use without `fetch_url`) in one
+   * transaction: claim, execute, outcome and next steps commit together, or not at all (a worker lost mid-way
+   * leaves the step `pending`, and the sweep queues it again).
+   */
+  private async runInstantStep(stepId: string, agent: AgentRow): Promise<string | undefined> {
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const [first] = await tx.select({ runId: steps.runId }).from(steps).where(eq(steps.id, stepId));
+      const run = first ? await this.lockRun(unit, first.runId) : undefined;
+      const [locked] = await tx.select().from(steps).where(eq(steps.id, stepId)).for('update');
+      if (!run || !locked || locked.status !== 'pending' || isTerminal(run.status)) return undefined;
+      const step = await this.updateStep(unit, stepId, {
+        status: 'running',
+        attempt: locked.attempt + 1,
+        claimedAt: unit.now,
+      });
+      unit.event(run, 'step.started', { attempt: step.attempt }, step);
+      try {
+        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+          input: step.input,
+          message: messageOf(step.input),
+          context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
+        });
+        const events = [
+          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+          ...result.events,
+        ];
+        await this.completeStep(unit, run, step, result.output, { events });
+      } catch (err) {
+        if (!(err instanceof AgentError)) throw err;
+        await this.failStep(unit, run, step, { code: err.code, message: err.message });
+      }
+      await this.flush(unit);
+      return unit.queued[0];
+    });
+  }
+
+  /**
+   * Looks again at a waiting step (job `agent-gateway:resume-step`): a due timer fires (by the injected clock), a
+   * finished sub-run or remote execution hands over its result (or fails the run).
+   */
+  async resumeStep(stepId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const [first] = await tx.select({ runId: steps.runId }).from(steps).where(eq(steps.id, stepId));
+      if (!first) return;
+      const run = await this.lockRun(unit, first.runId);
+      const [step] = await tx.select().from(steps).where(eq(steps.id, stepId)).for('update');
+      if (!run || !step || step.status !== 'waiting' || isTerminal(run.status)) return;
+      if (await this.resumeWaiting(unit, run, step)) await this.flush(unit);
+    });
+  }
+
+  /** Moves a waiting step on when what it waits for is there; true when something changed. */
+  private async resumeWaiting(unit: Unit, run: RunRow, step: StepRow): Promise<boolean> {
+    const wait = (step.wait ?? {}) as { kind?: string; runId?: string; executionId?: string };
+    if (wait.kind === 'timer') {
+      if (!step.dueAt || step.dueAt.getTime() > unit.now.getTime()) return false;
+      unit.event(run, 'timer.fired', { dueAt: step.dueAt.toISOString() }, step);
+      await this.completeStep(unit, run, step, { firedAt: unit.now.toISOString() });
+      return true;
+    }
+    if (wait.kind === 'subrun') {
+      const [child] = await unit.tx.select().from(runs).where(eq(runs.id, wait.runId!));
+      if (!child || !isTerminal(child.status)) return false;
+      if (child.status === 'completed')
+        await this.completeStep(unit, run, step, child.output, { eventData: { childRunId: child.id } });
+      else
+        await this.failStep(unit, run, step, {
+          code: 'subrun_failed',
+          message: `Sub-run '${child.id}' ${child.status}.`,
+        });
+      return true;
+    }
+    if (wait.kind === 'execution') {
+      const [exe] = await unit.tx.select().from(executions).where(eq(executions.id, wait.executionId!));
+      if (exe?.status === 'completed')
+        await this.completeStep(unit, run, step, exe.output, { eventData: { executionId: exe.id } });
+      else if (exe?.status === 'failed')
+        await this.failStep(
+          unit,
+          run,
+          step,
+          exe.error ?? { code: 'execution_failed', message: 'The execution failed.' },
+        );
+      else return false;
+      return true;
+    }
+    return false;
+  }
+  /**
+   * Decides a pending approval: its step completes with `{decision, comment, decidedBy}` and the run follows the
+   * edge of the decision; a rejection with no `rejected` edge fails the run (`approval_rejected`).
+   * @throws ApiError 404 (not in the scope); 409 `invalid_state` when already decided or cancelled.
+   */
+  async decide(
+    scope: Scope,
+    approvalId: string,
+    userId: string,
+    decision: 'approved' | 'rejected',
+    comment: string | undefined,
+  ) {
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const [found] = await tx
+        .select({ runId: approvals.runId })
+        .from(approvals)
+        .where(
+          and(
+            eq(approvals.id, approvalId),
+            eq(approvals.tenantId, scope.tenant),
+            eq(approvals.namespaceId, scope.namespace),
+          ),
+        );
+      if (!found) throw notFound('approval', approvalId);
+      const run = (await this.lockRun(unit, found.runId))!;
+      const [approval] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for('update');
+      if (approval!.status !== 'pending')
+        throw invalidState(`Approval '${approvalId}' is already ${approval!.status}.`, {
+          status: approval!.status,
+        });
+      const [decided] = await tx
+        .update(approvals)
+        .set({ status: decision, decidedBy: userId, comment: comment ?? null, decidedAt: unit.now })
+        .where(eq(approvals.id, approvalId))
+        .returning();
+      const [step] = await tx.select().from(steps).where(eq(steps.id, approval!.stepId)).for('update');
+      unit.event(
+        run,
+        'approval.decided',
+        { approvalId, decision, decidedBy: userId, comment: comment ?? null },
+        step,
+      );
+      const output = { decision, comment: comment ?? null, decidedBy: userId };
+      const graph = this.graphOf(unit, run);
+      const hasEdge = (graph.outgoing.get(step!.nodeId) ?? []).some((e) => e.on === decision);
+      if (hasEdge) await this.completeStep(unit, run, step!, output, { branch: decision });
+      else {
+        await this.updateStep(unit, step!.id, { status: 'completed', output, finishedAt: unit.now });
+        unit.event(run, 'step.completed', { nodeType: 'approval', output }, step!);
+        await this.finishRun(unit, run, 'failed', {
+          code: 'approval_rejected',
+          message: `Approval '${approvalId}' was rejected.`,
+        });
+      }
+      await this.flush(unit);
+      return decided!;
+    });
+  }
+
+  /**
+   * Sends a signal to a run: a step waiting for that name completes with the payload; otherwise the signal waits
+   * for a signal node to reach it.
+   * @throws ApiError 404; 409 `invalid_state` for a finished run.
+   */
+  async signal(scope: Scope, runId: string, name: string, payload: unknown) {
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const run = await this.lockRun(unit, runId);
+      if (!run || run.tenantId !== scope.tenant || run.namespaceId !== scope.namespace)
+        throw notFound('run', runId);
+      if (isTerminal(run.status))
+        throw invalidState(`Run '${runId}' is ${run.status}.`, { status: run.status });
+      const [signal] = await tx
+        .insert(signals)
+        .values({ runId, name, payload: payload ?? null, createdAt: unit.now })
+        .returning();
+      unit.event(run, 'signal.received', { signal: name });
+      const [waiting] = await tx
+        .select()
+        .from(steps)
+        .where(
+          and(
+            eq(steps.runId, runId),
+            eq(steps.status, 'waiting'),
+            sql`${steps.wait}->>'kind' = 'signal'`,
+            sql`${steps.wait}->>'name' = ${name}`,
+          ),
+        )
+        .limit(1)
+        .for('update');
+      if (waiting) await this.consumeSignal(unit, run, waiting, signal!);
+      await this.flush(unit);
+      return { signalId: signal!.id, consumed: waiting !== undefined };
+    });
+  }
+
+  private async consumeSignal(unit: Unit, run: RunRow, step: StepRow, signal: typeof signals.$inferSelect) {
+    await unit.tx.update(signals).set({ consumedByStep: step.id }).where(eq(signals.id, signal.id));
+    await this.completeStep(
+      unit,
+      run,
+      step,
+      { signal: signal.name, payload: signal.payload },
+      { eventData: { signal: signal.name } },
+    );
+  }
+
+  /** Cancels a run (and its sub-runs). @throws ApiError 404; 409 `invalid_state` when it already finished. */
+  async cancel(scope: Scope, runId: string, userId: string): Promise<RunRow> {
+    return this.db.transaction(async (tx) => {
+      const unit = new Unit(tx, this.clock.now());
+      const run = await this.lockRun(unit, runId);
+      if (!run || run.tenantId !== scope.tenant || run.namespaceId !== scope.namespace)
+        throw notFound('run', runId);
+      if (isTerminal(run.status))
+        throw invalidState(`Run '${runId}' is already ${run.status}.`, { status: run.status });
+      await this.finishRun(unit, run, 'cancelled', { code: 'cancelled', message: `Cancelled by ${userId}.` });
+      await this.flush(unit);
+      return run;
+    });
+  }
+
+  /**
+   * The sweep (every minute, and `POST /_ops/runtime/tick`): steps claimed longer ago than the step lease go back
+   * to `pending` and are queued again (their worker is presumed lost), and due timers fire.
+   */
+  async sweep(): Promise<{ reclaimedSteps: number; firedTimers: number }> {
+    const now = this.clock.now();
+    const staleBefore = new Date(now.getTime() - this.stepLeaseSeconds * 1000);
+    const reclaimed = await this.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(steps)
+        .set({ status: 'pending' })
+        .where(and(eq(steps.status, 'running'), lte(steps.claimedAt, staleBefore)))
+        .returning();
+      for (const step of rows) await runStepTask.enqueue(tx, { stepId: step.id }, { jobKey: step.id });
+      // Pending agent steps older than the lease whose job never settled them (its worker died inside a one-
+      // transaction step, which rolled back): queued again (a job key held by a locked job gets a new job).
+      const stuck = await tx
+        .select({ id: steps.id })
+        .from(steps)
+        .where(and(eq(steps.status, 'pending'), lte(steps.createdAt, staleBefore)))
+        .limit(1000);
+      for (const step of stuck) await runStepTask.enqueue(tx, { stepId: step.id }, { jobKey: step.id });
+      await appendRunEvents(
+        tx,
+        rows.map((s) => ({
+          runId: s.runId,
+          stepId: s.id,
+          nodeId: s.nodeId,
+          type: 'step.reclaimed',
+          data: { attempt: s.attempt },
+        })),
+        now,
+      );
+      return rows.length;
+    });
+    const due = await this.db
+      .select({ id: steps.id })
+      .from(steps)
+      .where(and(eq(steps.status, 'waiting'), lte(steps.dueAt, now)))
+      .limit(1000);
+    for (const { id } of due) await this.resumeStep(id);
+    return { reclaimedSteps: reclaimed, firedTimers: due.length };
+  }
+}
