@@ -131,6 +131,9 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** Any credential store, as the per-instance registry of stores holds them. */
+type AnyStore = { cache: { delete(hash: string): unknown; clear(): void } };
+
 /** A database failure while loading a credential (told apart from lru-cache aborting a load). */
 class LoadFailure extends Error {
   constructor(cause: unknown) {
@@ -156,6 +159,14 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
   private readonly channel: string;
   /** The table's name: a service's stores share its channel, and a revocation names its table. */
   private readonly tableName: string;
+  /**
+   * The listening stores of one instance (one notifier) by channel and table: a revocation through one store clears
+   * the caches of the others on the same table at once (a service may read one table through two stores, such as API
+   * keys and OAuth client secrets), not when its NOTIFY comes back. Other instances learn by NOTIFY, even in the same
+   * process.
+   */
+  private static readonly local = new WeakMap<Notifier, Map<string, Set<AnyStore>>>();
+  private peers: Set<AnyStore> | undefined;
 
   constructor(options: CredentialStoreOptions<T, P, A>) {
     if (options.prefixes.length === 0) throw new Error('a credential store needs at least one prefix');
@@ -258,7 +269,7 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
           this.channel,
           JSON.stringify({ table: this.tableName, id, hash: row.keyHash }),
         );
-        this.cache.delete(row.keyHash);
+        for (const store of this.sameTable()) store.cache.delete(row.keyHash);
       }
       await options.beforeCommit?.(tx, result);
       return result;
@@ -280,7 +291,7 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
       .returning({ id: table.id })) as unknown as { id: number }[];
     if (revoked.length > 0) {
       await Notifier.notify(executor, this.channel, JSON.stringify({ table: this.tableName, all: true }));
-      this.cache.clear();
+      for (const store of this.sameTable()) store.cache.clear();
     }
     return revoked.map((r) => r.id);
   }
@@ -351,10 +362,25 @@ export class CredentialStore<T extends CredentialTable, P, A> implements Credent
   async listen(notifier: Notifier): Promise<() => Promise<void>> {
     const unlisten = await notifier.listen(this.channel, (payload) => this.onRevocation(payload));
     const unresync = notifier.onResync(() => this.resync());
+    const key = `${this.channel}:${this.tableName}`;
+    const byTable = CredentialStore.local.get(notifier) ?? new Map<string, Set<AnyStore>>();
+    CredentialStore.local.set(notifier, byTable);
+    const peers = byTable.get(key) ?? new Set<AnyStore>();
+    byTable.set(key, peers);
+    peers.add(this as unknown as AnyStore);
+    this.peers = peers;
     return async () => {
+      peers.delete(this as unknown as AnyStore);
+      this.peers = undefined;
       unresync();
       await unlisten();
     };
+  }
+
+  /** This store's cache and those of the other listening stores of this instance on the same table. */
+  private sameTable(): AnyStore[] {
+    const self = this as unknown as AnyStore;
+    return this.peers ? [...new Set([...this.peers, self])] : [self];
   }
 
   private onRevocation(payload: string): void {

@@ -202,6 +202,25 @@ describe('platform: credential kit (CredentialStore)', () => {
     assert.equal(watched, 1, 'the rolled-back revocation fired nothing');
   });
 
+  test('two stores of one instance on one table: a revocation through one is refused by the other at once', async () => {
+    // One instance (one notifier) reading one table through two stores, as payments reads API keys and OAuth client
+    // secrets: the second store must not wait for the NOTIFY to come back.
+    const { store: first, notifier } = await instance();
+    const second = makeStore();
+    stops.push(await second.listen(notifier));
+    const { store: other } = await instance();
+    const issued = await first.issue(db.db, { values: { owner: 'ivan' } });
+    assert.equal((await second.resolve(issued.key)).status, 'active');
+    assert.equal((await other.resolve(issued.key)).status, 'active');
+    await first.revoke(issued.row.id);
+    assert.equal((await second.resolve(issued.key)).status, 'revoked', 'the same instance, at once');
+    // Another instance learns by NOTIFY (asynchronously), not through the in-process registry.
+    await waitUntil(
+      'the other instance to refuse the key',
+      async () => (await other.resolve(issued.key)).status === 'revoked',
+    );
+  });
+
   test('after the LISTEN connection is lost, a revocation missed meanwhile is refused once it is back', async () => {
     const b = await instance();
     const issued = await b.store.issue(db.db, { values: { owner: 'ivan' } });
