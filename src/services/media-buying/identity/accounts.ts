@@ -174,7 +174,8 @@ export class Accounts {
 
   /**
    * Checks an email and password under the throttle (refused while the account or the client address is over its
-   * failure budget; an unknown email costs the same argon2 work as a known one, and a failure is counted).
+   * failure budget; an unknown email costs the same argon2 work as a known one; the attempt is counted before the
+   * check and given back when it succeeds).
    * @returns the identity, `unverified` for a right password of an identity whose email is not proven, or
    *   `undefined` for a wrong email or password.
    * @throws ApiError 429 `RATE_LIMITED` (with `Retry-After`) while throttled.
@@ -186,13 +187,12 @@ export class Accounts {
   ): Promise<IdentityRow | 'unverified' | undefined> {
     const normalized = normalizeEmail(email);
     const buckets = signInBuckets(normalized, clientAddress);
-    await this.throttle.assertUnder(buckets, THROTTLED_MESSAGE);
+    // Counted as a failure before the password is checked, so concurrent attempts cannot pass together.
+    await this.throttle.reserve(buckets, THROTTLED_MESSAGE);
     const identity = await this.identityByEmail(normalized);
     const ok = await verifyPassword(password, identity?.passwordHash ?? null);
-    if (!identity || !ok) {
-      await this.throttle.count(buckets);
-      return undefined;
-    }
+    if (!identity || !ok) return undefined;
+    await this.throttle.release(buckets);
     if (!identity.emailVerifiedAt) return 'unverified';
     return identity;
   }

@@ -147,15 +147,14 @@ export class SignInCodes {
     finish: (tx: Executor, identity: IdentityRow) => Promise<T>,
   ): Promise<T | undefined> {
     const buckets = signInBuckets(normalizeEmail(email), clientAddress);
-    await this.accounts.throttle.assertUnder(buckets, THROTTLED_MESSAGE);
+    // Counted as a failure before the code is checked, so concurrent attempts cannot pass together.
+    await this.accounts.throttle.reserve(buckets, THROTTLED_MESSAGE);
     const result = await this.db.transaction(async (tx) => {
       const identity = await this.verify(tx, email, code);
       return identity ? { done: await finish(tx, identity) } : undefined;
     });
-    if (result === undefined) {
-      await this.accounts.throttle.count(buckets);
-      return undefined;
-    }
+    if (result === undefined) return undefined;
+    await this.accounts.throttle.release(buckets);
     return result.done;
   }
 }

@@ -17,6 +17,7 @@ import { hash, verify } from '@node-rs/argon2';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
 import * as zxcvbnEn from '@zxcvbn-ts/language-en';
+import pLimit from 'p-limit';
 
 /** Shortest accepted password, in code points. */
 export const MIN_PASSWORD_LENGTH = 10;
@@ -45,6 +46,13 @@ const estimator = new ZxcvbnFactory({
   dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEn.dictionary },
   useLevenshteinDistance: true,
 });
+
+/**
+ * argon2 operations run at once per process: each holds 19 MiB for its duration, so a burst of sign-ins waits in
+ * line instead of taking memory without bound.
+ */
+export const ARGON2_CONCURRENCY = 4;
+const argon2Slots = pLimit(ARGON2_CONCURRENCY);
 
 /** Why a password is refused, safe to show. */
 export interface PasswordProblem {
@@ -84,7 +92,7 @@ export function passwordProblem(
 
 /** The argon2id PHC string of `password` (module comment for the parameters). */
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_PARAMETERS);
+  return argon2Slots(() => hash(password, ARGON2_PARAMETERS));
 }
 
 /**
@@ -98,13 +106,16 @@ const decoyHash = hash('decoy password that matches nothing', ARGON2_PARAMETERS)
  * against a decoy hash and answers false, in the same time.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  if (stored === null) {
-    await verify(await decoyHash, password).catch(() => false);
-    return false;
-  }
-  try {
-    return await verify(stored, password);
-  } catch {
-    return false;
-  }
+  const decoy = await decoyHash;
+  return argon2Slots(async () => {
+    if (stored === null) {
+      await verify(decoy, password).catch(() => false);
+      return false;
+    }
+    try {
+      return await verify(stored, password);
+    } catch {
+      return false;
+    }
+  });
 }

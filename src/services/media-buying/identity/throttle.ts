@@ -61,37 +61,6 @@ export class Throttle {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * Refuses when one of `buckets` has used its window's budget.
-   * @throws ApiError 429 `RATE_LIMITED` with `Retry-After` (the seconds until that window ends) and `message`.
-   */
-  async assertUnder(buckets: readonly ThrottleBucket[], message: string): Promise<void> {
-    if (buckets.length === 0) return;
-    const now = this.clock.nowMs();
-    const rows = await this.db
-      .select()
-      .from(signInThrottle)
-      .where(
-        inArray(
-          signInThrottle.bucket,
-          buckets.map((b) => b.bucket),
-        ),
-      );
-    let retryAfter = 0;
-    for (const row of rows) {
-      const endsMs = row.windowStart.getTime() + THROTTLE_WINDOW_SECONDS * 1000;
-      const max = buckets.find((b) => b.bucket === row.bucket)!.max;
-      if (endsMs > now && row.failures >= max)
-        retryAfter = Math.max(retryAfter, Math.ceil((endsMs - now) / 1000));
-    }
-    if (retryAfter > 0) throw rateLimited(message, Math.max(1, retryAfter));
-  }
-
-  /** Counts one event in each bucket (a window older than {@link THROTTLE_WINDOW_SECONDS} starts over). */
-  async count(buckets: readonly ThrottleBucket[]): Promise<void> {
-    await this.increment(buckets);
-  }
-
   /** Adds one to each bucket, in order. @returns each bucket's count and window start after the addition. */
   private async increment(buckets: readonly ThrottleBucket[]) {
     const now = this.clock.now();
@@ -131,6 +100,30 @@ export class Throttle {
           Math.ceil((row.windowStart.getTime() + THROTTLE_WINDOW_SECONDS * 1000 - now) / 1000),
         );
     if (retryAfter > 0) throw rateLimited(message, Math.max(1, retryAfter));
+  }
+
+  /**
+   * Reserves one failure of each bucket before an attempt is checked (a password, a code): the attempt is counted as
+   * a failure in one statement per bucket, so concurrent attempts cannot all pass a check made before any of them was
+   * counted; a successful attempt gives its unit back ({@link release}).
+   * @throws ApiError 429 `RATE_LIMITED` with `Retry-After` when a bucket's budget was already used up.
+   */
+  async reserve(buckets: readonly ThrottleBucket[], message: string): Promise<void> {
+    await this.spend(buckets, message);
+  }
+
+  /** Gives back the unit a successful attempt reserved ({@link reserve}); never below zero. */
+  async release(buckets: readonly ThrottleBucket[]): Promise<void> {
+    if (buckets.length === 0) return;
+    await this.db
+      .update(signInThrottle)
+      .set({ failures: sql`greatest(${signInThrottle.failures} - 1, 0)` })
+      .where(
+        inArray(
+          signInThrottle.bucket,
+          buckets.map((b) => b.bucket),
+        ),
+      );
   }
 
   /** Deletes windows that ended (housekeeping, by a cron job). @returns how many. */

@@ -565,6 +565,33 @@ describe('media buying: sessions', () => {
     assert.equal((await from('198.51.100.10', 32)).statusCode, 401);
   });
 
+  test('concurrent wrong passwords cannot pass the throttle together: at most 10 are checked, the rest are 429', async () => {
+    const email = 'burst@example.com';
+    await h.addMember(h.demo.organizationId, email, 'member');
+    clock.advance(16 * 60_000);
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        h.call({ method: 'POST', url: '/auth/password', payload: { email, password: `burst guess ${i}` } }),
+      ),
+    );
+    const statuses = answers.map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 10, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 15);
+    clock.advance(15 * 60_000);
+    // A success gives back the unit it reserved: ten more failures are allowed after it in a new window.
+    assert.equal(
+      (await h.call({ method: 'POST', url: '/auth/password', payload: { email, password: STRONG_PASSWORD } }))
+        .statusCode,
+      200,
+    );
+    for (let i = 0; i < 10; i++)
+      assert.equal(
+        (await h.call({ method: 'POST', url: '/auth/password', payload: { email, password: `again ${i}` } }))
+          .statusCode,
+        401,
+      );
+  });
+
   test('a platform-wide security sign-out ends every session and widget token; API keys keep working', async () => {
     const cookie = await h.signIn(h.demo.email, h.demo.password);
     await h.ops({
