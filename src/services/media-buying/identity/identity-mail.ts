@@ -163,7 +163,7 @@ export class IdentityMail {
       await this.mailer.queue(tx, {
         to: payload.email,
         kind: 'signup_verification',
-        subject: `${code} is your verification code`,
+        subject: 'Your verification code',
         text:
           `Enter ${code} to verify your email address and finish signing up. ` +
           `The code expires in ${CODE_SECONDS / 60} minutes and works once.\n\n` +
@@ -183,7 +183,7 @@ export class IdentityMail {
       await this.mailer.queue(tx, {
         to: identity.email,
         kind: 'magic_code',
-        subject: `${code} is your sign-in code`,
+        subject: 'Your sign-in code',
         text:
           `Your sign-in code is ${code}. It expires in ${CODE_SECONDS / 60} minutes and works once.\n\n` +
           'If you did not ask for it, ignore this message: nobody can sign in without the code.',

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { GENERIC_MESSAGES } from '../identity/index.ts';
@@ -204,6 +205,19 @@ describe('media-buying identity: signup and sign-in codes', () => {
     const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
     const first = await ask();
+    // The code is readable only in the sealed body: no column of the outbox holds it in clear.
+    const clear = new pg.Client({ connectionString: platform.database.url });
+    await clear.connect();
+    try {
+      const rows = (await clear.query('select * from media_buying.mail_outbox')).rows as Record<
+        string,
+        unknown
+      >[];
+      assert.ok(rows.length > 0);
+      assert.ok(!JSON.stringify(rows).includes(first), 'the code is in no clear-text column of the outbox');
+    } finally {
+      await clear.end();
+    }
     clock.advance(10 * MINUTE - 1000);
     const stillGood = await ask(); // the first is replaced by this one
     const replaced = await verify(first);
