@@ -540,6 +540,11 @@ export const signInStates = mediaBuyingSchema.table('sign_in_states', {
   /** AES-256-GCM sealed JSON `{codeVerifier, nonce}`. */
   secretsSealed: text('secrets_sealed').notNull(),
   redirectUri: text('redirect_uri').notNull(),
+  /**
+   * SHA-256 of the browser binding: the secret of the `mb_signin` cookie of the browser that started the round trip.
+   * The callback must come from that browser (code and state alone do not complete another browser's sign-in).
+   */
+  browserBindingHash: text('browser_binding_hash').notNull(),
   createdAt: at('created_at').notNull(),
   expiresAt: at('expires_at').notNull(),
   consumedAt: at('consumed_at'),

@@ -73,13 +73,17 @@ export class HostedSignIn {
    * @returns the hosted sign-in page's URL and when its state expires.
    * @throws ApiError 503 when the state cannot be stored (`SignInStates.create`).
    */
-  async start(signupExperience: SignupExperience | null): Promise<{ url: string; expiresAt: Date }> {
+  async start(
+    signupExperience: SignupExperience | null,
+    binding: string,
+  ): Promise<{ url: string; expiresAt: Date }> {
     const codeVerifier = randomToken(32);
     const { state, expiresAt } = await this.states.create({
       flow: 'auth',
       signupExperience,
       secrets: { codeVerifier },
       redirectUri: this.options.redirectUri,
+      binding,
     });
     const url = new URL(`${this.options.publicUrl()}/auth/authorize`);
     url.search = new URLSearchParams({
@@ -159,8 +163,8 @@ export class HostedSignIn {
    *   else 422), 422 `VALIDATION_ERROR` on `code` for an unknown, used, expired or mismatched code, 401 for a disabled
    *   user. A refused request consumes nothing.
    */
-  async complete(code: string, state: string) {
-    const read = await this.states.read(state, 'auth');
+  async complete(code: string, state: string, binding: string | undefined) {
+    const read = await this.states.read(state, 'auth', binding);
     const refused = () =>
       semanticValidation([
         {

@@ -27,7 +27,14 @@ export { Accounts, normalizeEmail, type SignInOutcome } from './accounts.ts';
 export { FIRST_PARTY_CLIENT_ID } from './hosted-sign-in.ts';
 export { GENERIC_MESSAGES } from './identity-mail.ts';
 export { passwordProblem } from './passwords.ts';
-export { SIGNUP_EXPERIENCES, type SignInStates, type SignupExperience } from './sign-in-states.ts';
+export {
+  BROWSER_BINDING_COOKIE,
+  browserBinding,
+  SIGNUP_EXPERIENCES,
+  type SignInStates,
+  type SignupExperience,
+  STATE_SECONDS,
+} from './sign-in-states.ts';
 export { ACCOUNT_TYPES, PLANS } from './signup.ts';
 
 /** The sign-in and signup flows of the identity provider, made once per instance. */

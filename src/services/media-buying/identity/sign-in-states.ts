@@ -8,6 +8,11 @@
  *   verifier and nonce are sealed with AES-256-GCM, bound to the state's hash. It lives {@link STATE_SECONDS} and is
  *   consumed by the sign-in it completes (in that sign-in's transaction, so a refused callback leaves it usable and
  *   two concurrent callbacks complete one sign-in).
+ * - The state is bound to the browser that started the round trip: the start sets a `mb_signin` cookie (HttpOnly,
+ *   SameSite=Lax; one secret per browser, reused by its concurrent round trips) whose SHA-256 the state keeps, and the
+ *   callback must carry the same cookie. Whoever learns a callback URL (code and state) cannot finish the sign-in in
+ *   another browser, and an attacker cannot push their own code and state into a victim's browser (login CSRF): both
+ *   are refused as an `unavailable` state.
  * - The prefix says whether the flow carries routing intent: `mbsx_` with a `signup_experience`, `mbst_` without.
  *   It is how a callback whose state cannot be found, or is damaged, is classified (the stored row decides whenever
  *   there is one): a routing-intent state that is unknown, consumed, expired, for the other flow, or malformed
@@ -18,7 +23,7 @@
  */
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import { hashApiKey, type SecretBox } from '../../../platform/crypto.ts';
+import { constantTimeEqual, hashApiKey, type SecretBox } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { randomToken } from '../../../platform/ids.ts';
 import type { AppLogger } from '../../../platform/logger.ts';
@@ -28,6 +33,20 @@ import {
   serviceUnavailable,
   signupExperienceStateUnavailable,
 } from '../media-buying-errors.ts';
+
+/** The cookie that binds round trips to the browser that started them (module comment). */
+export const BROWSER_BINDING_COOKIE = 'mb_signin';
+
+/** The form of a browser binding secret (256 bits, URL-safe base64). */
+const BINDING_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The browser binding to use for a new round trip: the one the browser already holds (its concurrent round trips
+ * share it), or a new one.
+ */
+export function browserBinding(presented: string | undefined): string {
+  return presented !== undefined && BINDING_PATTERN.test(presented) ? presented : randomToken(32);
+}
 
 /** Lifetime of a sign-in state, in seconds (ten minutes). */
 export const STATE_SECONDS = 10 * 60;
@@ -114,6 +133,8 @@ export class SignInStates {
     signupExperience: SignupExperience | null;
     secrets: FlowSecrets;
     redirectUri: string;
+    /** The browser binding ({@link browserBinding}) the callback must present. */
+    binding: string;
   }): Promise<{ state: string; expiresAt: Date }> {
     const routed = input.signupExperience !== null;
     const state = `${routed ? STATE_PREFIX.routed : STATE_PREFIX.plain}${randomToken(32)}`;
@@ -127,6 +148,7 @@ export class SignInStates {
         signupExperience: input.signupExperience,
         secretsSealed: this.secrets.encrypt(JSON.stringify(input.secrets), `sign-in-state:${stateHash}`),
         redirectUri: input.redirectUri,
+        browserBindingHash: hashApiKey(input.binding),
         createdAt: now,
         expiresAt,
       });
@@ -142,11 +164,11 @@ export class SignInStates {
   }
 
   /**
-   * Reads the state of a callback of `flow` (without consuming it).
-   * @throws ApiError for a refused state ({@link stateError}), or when the store cannot be read (503, flat for a
-   *   routing-intent state by its prefix).
+   * Reads the state of a callback of `flow` (without consuming it), presented with the callback browser's binding.
+   * @throws ApiError for a refused state ({@link stateError}; a missing or other browser's binding is `unavailable`),
+   *   or when the store cannot be read (503, flat for a routing-intent state by its prefix).
    */
-  async read(state: string, flow: SignInFlow): Promise<ReadState> {
+  async read(state: string, flow: SignInFlow, binding: string | undefined): Promise<ReadState> {
     const prefixRouted = state.startsWith(STATE_PREFIX.routed);
     if (!STATE_PATTERN.test(state)) throw stateError('malformed', prefixRouted, flow);
     const stateHash = hashApiKey(state);
@@ -161,6 +183,8 @@ export class SignInStates {
     }
     if (!row || row.consumedAt) throw stateError('unavailable', prefixRouted, flow);
     const routed = row.signupExperience !== null;
+    if (binding === undefined || !constantTimeEqual(hashApiKey(binding), row.browserBindingHash))
+      throw stateError('unavailable', routed, flow);
     if (row.flow !== flow) throw stateError('wrong_flow', routed, flow);
     if (row.expiresAt.getTime() <= this.clock.nowMs()) throw stateError('expired', routed, flow);
     let secrets: FlowSecrets;

@@ -173,6 +173,29 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
         }),
       );
     },
+    /** The value of cookie `name` of the request, if any. */
+    cookieOf(request: FastifyRequest, name: string): string | undefined {
+      const header = request.headers.cookie;
+      if (header === undefined) return undefined;
+      const value = parseCookies(header)[name];
+      return value === undefined || value === '' ? undefined : value;
+    },
+    /**
+     * Sets a short-lived helper cookie of the sign-in flows (HttpOnly, SameSite=Lax, Secure on https, host-only: it
+     * never needs the parent domain), or clears it with `maxAgeSeconds` 0.
+     */
+    setFlowCookie(reply: FastifyReply, name: string, value: string, maxAgeSeconds: number) {
+      reply.header(
+        'set-cookie',
+        serializeCookie(name, value, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: secureCookies,
+          path: '/',
+          maxAge: maxAgeSeconds,
+        }),
+      );
+    },
     /** Clears the session cookie. */
     clearSessionCookie(reply: FastifyReply) {
       reply.header(

@@ -12,7 +12,14 @@ import { firstHeader } from '../../../platform/auth.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
-import { type Accounts, type IdentityFlows, SIGNUP_EXPERIENCES } from '../identity/index.ts';
+import {
+  type Accounts,
+  BROWSER_BINDING_COOKIE,
+  browserBinding,
+  type IdentityFlows,
+  SIGNUP_EXPERIENCES,
+  STATE_SECONDS,
+} from '../identity/index.ts';
 import { forbidden, formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
@@ -142,7 +149,9 @@ export function registerOAuthSignInRoutes(
     },
     async (request, reply) => {
       noStore(reply);
-      const started = await identity.hosted.start(request.query.signup_experience ?? null);
+      const binding = browserBinding(ctx.cookieOf(request, BROWSER_BINDING_COOKIE));
+      const started = await identity.hosted.start(request.query.signup_experience ?? null, binding);
+      ctx.setFlowCookie(reply, BROWSER_BINDING_COOKIE, binding, STATE_SECONDS);
       return ctx.ok({ url: started.url, expiresAt: started.expiresAt.toISOString() });
     },
   );
@@ -264,7 +273,8 @@ export function registerOAuthSignInRoutes(
     },
     async (request, reply) => {
       noStore(reply);
-      return answer(reply, await identity.hosted.complete(request.body.code, request.body.state));
+      const binding = ctx.cookieOf(request, BROWSER_BINDING_COOKIE);
+      return answer(reply, await identity.hosted.complete(request.body.code, request.body.state, binding));
     },
   );
 
@@ -290,7 +300,9 @@ export function registerOAuthSignInRoutes(
     },
     async (request, reply) => {
       noStore(reply);
-      const started = await sso.start(request.query.signup_experience ?? null);
+      const binding = browserBinding(ctx.cookieOf(request, BROWSER_BINDING_COOKIE));
+      const started = await sso.start(request.query.signup_experience ?? null, binding);
+      ctx.setFlowCookie(reply, BROWSER_BINDING_COOKIE, binding, STATE_SECONDS);
       return ctx.ok({ url: started.url, expiresAt: started.expiresAt.toISOString() });
     },
   );
@@ -343,7 +355,10 @@ export function registerOAuthSignInRoutes(
     },
     async (request, reply) => {
       noStore(reply);
-      return answer(reply, await sso.complete(request.body));
+      return answer(
+        reply,
+        await sso.complete({ ...request.body, binding: ctx.cookieOf(request, BROWSER_BINDING_COOKIE) }),
+      );
     },
   );
 }

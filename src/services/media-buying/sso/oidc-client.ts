@@ -139,7 +139,10 @@ export class SsoClient {
    * @throws ApiError 503 when the provider cannot be reached or the state cannot be stored (flat
    *   `SIGNUP_EXPERIENCE_STATE_UNAVAILABLE` for a routing-intent flow).
    */
-  async start(signupExperience: SignupExperience | null): Promise<{ url: string; expiresAt: Date }> {
+  async start(
+    signupExperience: SignupExperience | null,
+    binding: string,
+  ): Promise<{ url: string; expiresAt: Date }> {
     const as = await this.authorizationServer();
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const nonce = oauth.generateRandomNonce();
@@ -148,6 +151,7 @@ export class SsoClient {
       signupExperience,
       secrets: { codeVerifier, nonce },
       redirectUri: this.options.redirectUri,
+      binding,
     });
     const url = new URL(as.authorization_endpoint!);
     url.searchParams.set('client_id', this.options.clientId);
@@ -169,8 +173,8 @@ export class SsoClient {
    *   provider refuses, on `iss` for another issuer; 401 when the ID token does not validate; 403 for an unverified
    *   email without a link; 503 when the provider cannot be reached.
    */
-  async complete(input: { code: string; state: string; iss?: string }) {
-    const read = await this.states.read(input.state, 'sso');
+  async complete(input: { code: string; state: string; iss?: string; binding: string | undefined }) {
+    const read = await this.states.read(input.state, 'sso', input.binding);
     const as = await this.authorizationServer();
     const client = this.client();
     const callback = new URLSearchParams({ code: input.code, state: input.state });

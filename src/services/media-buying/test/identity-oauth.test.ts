@@ -162,6 +162,40 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
     assert.equal(paramsOf(json.json().data.redirectUrl).state, second.params.state);
   });
 
+  test('a round trip completes only in the browser that started it (the mb_signin binding): code and state alone do not', async () => {
+    for (const experience of [undefined, 'ADVERTISER']) {
+      const started = await get(
+        app(),
+        experience ? `/auth/url?signup_experience=${experience}` : '/auth/url',
+      );
+      const binding = String(started.headers['set-cookie']).split(';')[0]!;
+      assert.match(binding, /^mb_signin=[A-Za-z0-9_-]{43}$/);
+      assert.match(String(started.headers['set-cookie']), /HttpOnly; SameSite=Lax/);
+      const params = paramsOf((started.json().data as { url: string }).url);
+      const callback = await hostedCode(params, DEMO_EMAIL, demoPassword);
+      // Another browser (no binding cookie, or its own) with the same code and state is refused: nothing consumed.
+      for (const cookie of [undefined, `mb_signin=${'x'.repeat(43)}`]) {
+        const refused = await app().inject({
+          method: 'POST',
+          url: '/auth/token',
+          payload: callback,
+          headers: cookie ? { cookie } : {},
+        });
+        if (experience) {
+          assert.equal(refused.statusCode, 503, refused.body);
+          assert.equal(refused.json().error, 'SIGNUP_EXPERIENCE_STATE_UNAVAILABLE');
+        } else assertLegacyState(refused, /is unknown or was already used/);
+      }
+      const done = await app().inject({
+        method: 'POST',
+        url: '/auth/token',
+        payload: callback,
+        headers: { cookie: binding },
+      });
+      assert.equal(done.statusCode, 200, done.body);
+    }
+  });
+
   test('the hosted page never redirects a bad request; a code is bound to its PKCE challenge and lives one minute', async () => {
     const { params } = await start('auth');
     const evil = { ...params, redirect_uri: 'https://evil.example/cb' };

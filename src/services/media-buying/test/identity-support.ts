@@ -9,23 +9,50 @@ import type { ServiceApp } from '../../../platform/http.ts';
 /** An injected answer. */
 export type Answer = Awaited<ReturnType<ServiceApp['inject']>>;
 
+/**
+ * The test browser's `mb_signin` cookie (the binding of sign-in round trips to the browser that started them):
+ * remembered from the answers of `get` and `post`, and sent with their next requests, as a browser does.
+ */
+let browserBinding: string | undefined;
+
+/** Keeps the `mb_signin` cookie an answer sets. */
+function remember(res: Answer): Answer {
+  const header = res.headers['set-cookie'];
+  const value = (Array.isArray(header) ? header : [header ?? '']).find((c) => c.startsWith('mb_signin='));
+  if (value) browserBinding = value.split(';')[0]!;
+  return res;
+}
+
+/** A Cookie header with `cookie` and the remembered `mb_signin` cookie (unless `bound` is false). */
+function cookies(cookie: string | undefined, bound = true): Record<string, string> {
+  const all = [cookie, bound ? browserBinding : undefined].filter((c): c is string => Boolean(c));
+  return all.length > 0 ? { cookie: all.join('; ') } : {};
+}
+
+/** Forgets the remembered `mb_signin` cookie (the next requests come from another browser). */
+export function anotherBrowser(): void {
+  browserBinding = undefined;
+}
+
 /** POSTs JSON to the app (optionally with a cookie, an origin or a client address). */
-export function post(
+export async function post(
   app: ServiceApp,
   url: string,
   payload: unknown,
   options: { cookie?: string; origin?: string; remoteAddress?: string } = {},
 ): Promise<Answer> {
-  return app.inject({
-    method: 'POST',
-    url,
-    payload: payload as Record<string, unknown>,
-    headers: {
-      ...(options.cookie ? { cookie: options.cookie } : {}),
-      ...(options.origin ? { origin: options.origin } : {}),
-    },
-    ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
-  });
+  return remember(
+    await app.inject({
+      method: 'POST',
+      url,
+      payload: payload as Record<string, unknown>,
+      headers: {
+        ...cookies(options.cookie),
+        ...(options.origin ? { origin: options.origin } : {}),
+      },
+      ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
+    }),
+  );
 }
 
 /** POSTs an HTML form (`application/x-www-form-urlencoded`). */
@@ -44,8 +71,8 @@ export function postForm(
 }
 
 /** GETs a path (optionally with a cookie). */
-export function get(app: ServiceApp, url: string, cookie?: string): Promise<Answer> {
-  return app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+export async function get(app: ServiceApp, url: string, cookie?: string): Promise<Answer> {
+  return remember(await app.inject({ method: 'GET', url, headers: cookies(cookie) }));
 }
 
 /** The `mb_session=...` pair of an answer's Set-Cookie, for a Cookie header. */

@@ -338,6 +338,7 @@ CREATE TABLE "media_buying"."sign_in_states" (
 	"signup_experience" text,
 	"secrets_sealed" text NOT NULL,
 	"redirect_uri" text NOT NULL,
+	"browser_binding_hash" text NOT NULL,
 	"created_at" timestamp with time zone NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,
 	"consumed_at" timestamp with time zone,
