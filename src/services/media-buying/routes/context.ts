@@ -152,10 +152,26 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   /** The `onRequest` hooks of an open route: a browser's state-changing request must come from the UI origin. */
   const anonymous = [async (request: FastifyRequest) => checkOrigin(request, false)];
 
+  /**
+   * The `onRequest` hooks of a form on a page the service serves itself (the hosted sign-in page, the OIDC
+   * simulator's page): posted from the service's own origin, or from the UI origin when the UI hosts the form.
+   * @throws ApiError 403 `FORBIDDEN` (`origin_not_allowed`) for a browser post from any other origin.
+   */
+  const servicePage = [
+    async (request: FastifyRequest) => {
+      const origin = firstHeader(request.headers.origin);
+      if (origin !== undefined && origin !== publicUrl.origin && origin !== uiOrigin)
+        throw forbidden('This form is accepted only from this service or the UI origin.', {
+          reason: 'origin_not_allowed',
+        });
+    },
+  ];
+
   return {
     deps,
     authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
     anonymous,
+    servicePage,
     caller: (request: FastifyRequest) => auth.principal(request),
     /** The session secret of the request's cookie, if any. */
     sessionCookieOf,

@@ -7,8 +7,7 @@
  * envelope (`identity/sign-in-states.ts` has the cases).
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { firstHeader } from '../../../platform/auth.ts';
+import type { FastifyReply } from 'fastify';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
@@ -20,7 +19,7 @@ import {
   SIGNUP_EXPERIENCES,
   STATE_SECONDS,
 } from '../identity/index.ts';
-import { forbidden, formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
+import { formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
 import { SignInResult, signInAnswer } from './auth.ts';
@@ -96,19 +95,9 @@ export function registerOAuthSignInRoutes(
   ctx: MediaBuyingRouteContext,
   deps: { accounts: Accounts; identity: IdentityFlows; sso: SsoClient },
 ): void {
-  const { organizations, config, publicUrl } = ctx.deps;
+  const { organizations } = ctx.deps;
   const { identity, sso } = deps;
-  const serviceOrigin = new URL(publicUrl).origin;
   const callbackOrigin = new URL(identity.hosted.redirectUri).origin;
-
-  /** The hosted page posts from the service's own origin; the UI may post from its origin. */
-  const pageOrigin = async (request: FastifyRequest) => {
-    const origin = firstHeader(request.headers.origin);
-    if (origin !== undefined && origin !== serviceOrigin && origin !== config.uiOrigin)
-      throw forbidden('Sign-in forms are accepted only from this service or the UI origin.', {
-        reason: 'origin_not_allowed',
-      });
-  };
 
   /** Each start stores a state: at most {@link SIGN_IN_STARTS_PER_MINUTE} per client address and minute. */
   const startLimit = perMinuteLimit(app, {
@@ -184,7 +173,7 @@ export function registerOAuthSignInRoutes(
   app.post(
     '/auth/authorize',
     {
-      onRequest: [pageOrigin],
+      onRequest: ctx.servicePage,
       config: { formBody: true },
       schema: {
         operationId: 'authorizeHostedSignIn',

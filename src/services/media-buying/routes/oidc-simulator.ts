@@ -54,7 +54,7 @@ function authorizationParams(source: Record<string, string | undefined>): Author
 /** Registers the simulator routes. */
 export function registerOidcSimulatorRoutes(
   app: ServiceApp,
-  _ctx: MediaBuyingRouteContext,
+  ctx: MediaBuyingRouteContext,
   simulator: OidcSimulator,
 ): void {
   app.get(
@@ -113,6 +113,8 @@ export function registerOidcSimulatorRoutes(
   app.post(
     `${SIMULATOR_PATH}/authorize`,
     {
+      // Posted from the simulator's own page (the service's origin): a form on another site cannot sign anyone in.
+      onRequest: ctx.servicePage,
       config: { formBody: true },
       schema: {
         operationId: 'simOidcAuthorize',

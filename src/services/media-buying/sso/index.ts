@@ -54,7 +54,7 @@ export function createSso(deps: {
     });
     return { client, simulator: undefined };
   }
-  const simulator = new OidcSimulator(deps.secrets, deps.clock, deps.publicUrl);
+  const simulator = new OidcSimulator(deps.secrets, deps.clock, deps.publicUrl, deps.config.uiOrigin);
   const client = new SsoClient(deps.db, deps.clock, deps.states, deps.accounts, deps.logger, {
     issuer: () => simulator.issuer(),
     clientId: SIMULATOR_CLIENT_ID,

@@ -10,8 +10,8 @@
  *   by default lets nobody take over an account by email.
  * - Its signing key (ES256) and client secrets are derived from the secrets key (HKDF), so every instance agrees and
  *   nothing is stored. A client's secret is `BASE64URL(HMAC-SHA256(key, client_id))`; the operator reads it on
- *   `POST /_ops/oidc-simulator/clients` (any `client_id` is a client; any http(s) redirect URI is accepted and bound to
- *   the code: a simulator, not a registry).
+ *   `POST /_ops/oidc-simulator/clients` (any `client_id` is a client; a redirect URI on the UI origin or a loopback address is
+ *   accepted and bound to the code: a simulator, not a registry, and never an open redirect).
  * - Authorization codes are sealed (AES-256-GCM) rather than stored: one minute, bound to client, redirect URI, code
  *   challenge, nonce and the chosen person; single use per instance (an in-memory list of used codes).
  * - The service's own client reaches it in process ({@link OidcSimulator.fetch}), not over the network.
@@ -143,6 +143,8 @@ export class OidcSimulator {
     private readonly clock: Clock,
     /** The service's public URL (read per request: tests bind a port after the boot). */
     private readonly publicUrl: () => string,
+    /** The UI origin: the service's own SSO callback lives there. */
+    private readonly uiOrigin: string,
   ) {
     this.key = derivedP256(secrets.deriveKey('media-buying:oidc-simulator:signing-key'));
     this.clientKey = secrets.deriveKey('media-buying:oidc-simulator:client-secret');
@@ -219,6 +221,10 @@ export class OidcSimulator {
     }
     if (!redirect || !/^https?:$/.test(redirect.protocol) || redirect.hash !== '')
       return { field: 'redirect_uri', message: 'must be an absolute http(s) URL without a fragment' };
+    // Never an open redirect: the service's own UI origin, or a loopback address (RFC 8252 section 7.3: a client on
+    // this machine, such as another local instance), which no one else can receive on.
+    if (redirect.origin !== this.uiOrigin && !isLoopbackHost(redirect.hostname))
+      return { field: 'redirect_uri', message: `must be on ${this.uiOrigin} or a loopback address` };
     if (params.response_type !== 'code') return { field: 'response_type', message: 'must be code' };
     if (!(params.scope ?? '').split(' ').includes('openid'))
       return { field: 'scope', message: 'must include openid' };
@@ -343,4 +349,9 @@ export class OidcSimulator {
       headers: { 'content-type': 'application/json', ...answer.headers },
     });
   }
+}
+
+/** True for a loopback host name or address (`localhost`, 127.0.0.0/8, `[::1]`). */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }

@@ -535,6 +535,29 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
     assert.equal(chosen.statusCode, 400);
     assert.equal(chosen.headers.location, undefined);
     assert.equal(chosen.json().error.field, 'redirect_uri');
+    // Never an open redirect: another site's URI is refused on the page and on the post.
+    const elsewhere = { ...params, redirect_uri: 'https://attacker.example/callback' };
+    const foreignPage = await get(app(), `/_sim/oidc/authorize?${new URLSearchParams(elsewhere)}`);
+    assert.equal(foreignPage.statusCode, 400);
+    assert.match(
+      foreignPage.json().error.message,
+      /must be on http:\/\/127\.0\.0\.1:4100 or a loopback address/,
+    );
+    const foreignPost = await postForm(app(), '/_sim/oidc/authorize', {
+      ...elsewhere,
+      login: 'ada',
+      name: 'Ada',
+    });
+    assert.equal(foreignPost.statusCode, 400);
+    assert.equal(foreignPost.headers.location, undefined);
+    // A form on another site cannot post the simulator's choice.
+    const crossSite = await postForm(
+      app(),
+      '/_sim/oidc/authorize',
+      { ...params, login: 'ada', name: 'Ada' },
+      { origin: 'https://attacker.example' },
+    );
+    assert.equal(crossSite.statusCode, 403);
     const cb = await simulatorCode(params, 'ada');
     const token = await postForm(app(), '/_sim/oidc/token', {
       grant_type: 'authorization_code',

@@ -29,11 +29,6 @@ function cookies(cookie: string | undefined, bound = true): Record<string, strin
   return all.length > 0 ? { cookie: all.join('; ') } : {};
 }
 
-/** Forgets the remembered `mb_signin` cookie (the next requests come from another browser). */
-export function anotherBrowser(): void {
-  browserBinding = undefined;
-}
-
 /** POSTs JSON to the app (optionally with a cookie, an origin or a client address). */
 export async function post(
   app: ServiceApp,
