@@ -130,31 +130,43 @@ export class Accounts {
       .onConflictDoNothing({ target: identities.email });
     const [row] = await tx.select().from(identities).where(eq(identities.email, email)).for('update');
     if (!row!.emailVerifiedAt) {
+      // Codes mailed before (a signup's, with the password someone chose) die with it: see markVerified.
       await this.markVerified(tx, row!.id);
-      // Codes mailed before (a signup's, with the password someone chose) die: the email is proven another way.
-      await tx
-        .update(magicCodes)
-        .set({ consumedAt: now })
-        .where(and(eq(magicCodes.identityId, row!.id), isNull(magicCodes.consumedAt)));
       return { ...row!, emailVerifiedAt: now };
     }
     return row!;
   }
 
-  /** Sets an identity's password (the caller checked the policy). */
+  /**
+   * Sets an identity's password (the caller checked the policy). Every unused code of the identity ends: a code mailed
+   * before may carry another pending password, which must never replace this one.
+   */
   async setPassword(tx: Executor, identityId: number, password: string): Promise<void> {
     await tx
       .update(identities)
       .set({ passwordHash: await hashPassword(password), passwordChangedAt: this.clock.now() })
       .where(eq(identities.id, identityId));
+    await this.endCodes(tx, identityId);
   }
 
-  /** Marks an identity's email verified (once). */
+  /**
+   * Marks an identity's email verified (once), proven by something other than its code (an invitation link, SSO, the
+   * operator): every unused code ends, with any pending signup password someone else chose.
+   */
   async markVerified(tx: Executor, identityId: number): Promise<void> {
     await tx
       .update(identities)
       .set({ emailVerifiedAt: this.clock.now() })
       .where(and(eq(identities.id, identityId), isNull(identities.emailVerifiedAt)));
+    await this.endCodes(tx, identityId);
+  }
+
+  /** Ends every unused sign-in or verification code of an identity. */
+  async endCodes(tx: Executor, identityId: number): Promise<void> {
+    await tx
+      .update(magicCodes)
+      .set({ consumedAt: this.clock.now() })
+      .where(and(eq(magicCodes.identityId, identityId), isNull(magicCodes.consumedAt)));
   }
 
   /** Creates the platform account of an identity. */

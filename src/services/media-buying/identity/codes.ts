@@ -18,6 +18,7 @@ import { constantTimeEqual, hmacSha256, type SecretBox } from '../../../platform
 import type { Db, Executor } from '../../../platform/database.ts';
 import { identities, magicCodes } from '../db/schema.ts';
 import { type Accounts, normalizeEmail, THROTTLED_MESSAGE } from './accounts.ts';
+import { verifyPassword } from './passwords.ts';
 import { signInBuckets } from './throttle.ts';
 
 /** Digits of a code. */
@@ -71,21 +72,25 @@ export class SignInCodes {
 
   /** Ends every unused code of an identity (its email was proven another way: SSO, a password reset). */
   async endAll(tx: Executor, identityId: number): Promise<void> {
-    await tx
-      .update(magicCodes)
-      .set({ consumedAt: this.clock.now() })
-      .where(and(eq(magicCodes.identityId, identityId), isNull(magicCodes.consumedAt)));
+    await this.accounts.endCodes(tx, identityId);
   }
 
   /**
    * Verifies `code` for `email` in `tx`: the identity's latest code must be unused, unexpired, under its attempt limit
-   * and equal. On success the code is consumed, the email marked verified and a pending signup password installed; on
+   * and equal. On success the code is consumed, the email marked verified, and a pending signup password installed
+   * only when `password` is that same password (whoever merely receives the code, perhaps for a signup someone else
+   * made with their email, never gets a password they did not choose); on
    * failure the code's attempts go up (the caller counts the failed sign-in, outside `tx`). An unknown email costs the
    * same HMAC work and gives the same answer.
    * @returns the verified identity, or undefined (wrong, used, expired or dead code, unknown email).
    * @throws ApiError 429 `RATE_LIMITED` while the account or the client address is over its failure budget.
    */
-  private async verify(tx: Executor, email: string, code: string): Promise<IdentityRow | undefined> {
+  private async verify(
+    tx: Executor,
+    email: string,
+    code: string,
+    password: string | undefined,
+  ): Promise<IdentityRow | undefined> {
     const normalized = normalizeEmail(email);
     const identity = await this.accounts.identityByEmail(normalized, tx);
     const presented = this.hashOf(identity?.id ?? 0, code);
@@ -115,7 +120,11 @@ export class SignInCodes {
     }
     await tx.update(magicCodes).set({ consumedAt: this.clock.now() }).where(eq(magicCodes.id, row.id));
     await this.accounts.markVerified(tx, identity.id);
-    if (row.pendingPasswordHash !== null)
+    if (
+      row.pendingPasswordHash !== null &&
+      password !== undefined &&
+      (await verifyPassword(password, row.pendingPasswordHash))
+    )
       await tx
         .update(identities)
         .set({ passwordHash: row.pendingPasswordHash, passwordChangedAt: this.clock.now() })
@@ -143,6 +152,7 @@ export class SignInCodes {
   async verifyAndFinish<T>(
     email: string,
     code: string,
+    password: string | undefined,
     clientAddress: string,
     finish: (tx: Executor, identity: IdentityRow) => Promise<T>,
   ): Promise<T | undefined> {
@@ -150,7 +160,7 @@ export class SignInCodes {
     // Counted as a failure before the code is checked, so concurrent attempts cannot pass together.
     await this.accounts.throttle.reserve(buckets, THROTTLED_MESSAGE);
     const result = await this.db.transaction(async (tx) => {
-      const identity = await this.verify(tx, email, code);
+      const identity = await this.verify(tx, email, code, password);
       return identity ? { done: await finish(tx, identity) } : undefined;
     });
     if (result === undefined) return undefined;

@@ -119,11 +119,21 @@ export function registerSignInRoutes(
         description:
           'Opens a browser session, or answers `{requiresSignup: true, redirectUrl}` for an identity without an ' +
           'account yet. A wrong, used, expired or dead code (and an unknown email) is one 401; wrong codes count as ' +
-          'failed sign-ins of the account and the client address, like passwords (429 with Retry-After).',
+          'failed sign-ins of the account and the client address, like passwords (429 with Retry-After). The code of ' +
+          'a signup sets the password chosen at signup only when that same `password` is sent with it: whoever merely ' +
+          'receives the code (someone else may have signed up with their email) verifies the email and signs in, and ' +
+          'no password they did not choose is installed.',
         security: [],
         body: Type.Object(
-          { email: Email, code: Code },
-          { additionalProperties: false, examples: [{ email: 'ada@example.com', code: '042917' }] },
+          {
+            email: Email,
+            code: Code,
+            password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+          },
+          {
+            additionalProperties: false,
+            examples: [{ email: 'ada@example.com', code: '042917', password: 'violet anchor tundra 42' }],
+          },
         ),
         response: {
           200: Envelope(SignInResult),
@@ -138,6 +148,7 @@ export function registerSignInRoutes(
       const finished = await identity.codes.verifyAndFinish(
         request.body.email,
         request.body.code,
+        request.body.password,
         request.ip,
         (tx, verified) => accounts.finishSignIn(tx, verified, 'magic_code', null),
       );

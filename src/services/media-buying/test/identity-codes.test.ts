@@ -73,7 +73,8 @@ describe('media-buying identity: signup and sign-in codes', () => {
     assert.deepEqual(early.json().error, { code: 'UNAUTHORIZED', message: 'Invalid email or password.' });
 
     const code = await latestCode(platform, email);
-    const verified = await post(app(), '/auth/verify-code', { email, code });
+    // The code is sent with the password chosen at signup: that is what installs it.
+    const verified = await post(app(), '/auth/verify-code', { email, code, password });
     assert.equal(verified.statusCode, 200, verified.body);
     const data = verified.json().data as { requiresSignup: boolean; redirectUrl: string };
     assert.equal(data.requiresSignup, true);
@@ -99,6 +100,49 @@ describe('media-buying identity: signup and sign-in codes', () => {
     assert.doesNotMatch(existing!.text, /\b\d{6}\b/);
     // ...and the password did not change.
     assert.equal((await post(app(), '/auth/password', { email, password })).statusCode, 200);
+  });
+
+  test("someone who signs up with another person's email never sets their password: the code alone verifies, installs nothing", async () => {
+    const email = 'victim@example.com';
+    const attackers = strongPassword();
+    assert.equal(
+      (await post(app(), '/auth/signup', { email, password: attackers, name: 'Not the owner' })).statusCode,
+      202,
+    );
+    await platform.runDueJobs();
+    // The mailbox's owner enters the code they received (without the attacker's password): signed in, email proven.
+    const verified = await post(app(), '/auth/verify-code', {
+      email,
+      code: await latestCode(platform, email),
+    });
+    assert.equal(verified.statusCode, 200, verified.body);
+    assert.equal(verified.json().data.requiresSignup, true);
+    // The password the attacker chose does not sign in.
+    const attacker = await post(app(), '/auth/password', { email, password: attackers });
+    assert.equal(attacker.statusCode, 401);
+    // A wrong password sent with the code installs nothing either.
+    const other = 'else@example.com';
+    const chosen = strongPassword();
+    await post(app(), '/auth/signup', { email: other, password: chosen, name: 'Else' });
+    await platform.runDueJobs();
+    await post(app(), '/auth/verify-code', {
+      email: other,
+      code: await latestCode(platform, other),
+      password: strongPassword(),
+    });
+    assert.equal((await post(app(), '/auth/password', { email: other, password: chosen })).statusCode, 401);
+  });
+
+  test('an email proven another way (an invitation, the operator) ends the codes mailed before, with their pending password', async () => {
+    const email = 'proven-elsewhere@example.com';
+    const pending = strongPassword();
+    await post(app(), '/auth/signup', { email, password: pending, name: 'Pending' });
+    await platform.runDueJobs();
+    const code = await latestCode(platform, email);
+    await addMember(email);
+    const late = await post(app(), '/auth/verify-code', { email, code, password: pending });
+    assert.equal(late.statusCode, 401, 'the code died when the email was proven');
+    assert.equal((await post(app(), '/auth/password', { email, password: pending })).statusCode, 401);
   });
 
   test('a signup with a short, breached or guessable password is a 422 and queues nothing', async () => {

@@ -150,7 +150,7 @@ export async function signUpAndVerify(
   assert.equal(res.statusCode, 202, res.body);
   await platform.runDueJobs();
   const code = await latestCode(platform, email);
-  const verified = await post(app, '/auth/verify-code', { email, code });
+  const verified = await post(app, '/auth/verify-code', { email, code, password });
   assert.equal(verified.statusCode, 200, verified.body);
   return verified;
 }
