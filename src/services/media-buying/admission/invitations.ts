@@ -448,6 +448,7 @@ export class Invitations {
     input: { name?: string; password?: string },
   ): Promise<number> {
     const { accounts } = this.deps;
+    await accounts.lockEmail(tx, row.email);
     let identity = await accounts.identityByEmail(row.email, tx);
     if (identity && (await accounts.userOfIdentity(identity.id, tx)))
       throw signInRequired(`${row.email} has an account: sign in with it, then accept the invitation.`);

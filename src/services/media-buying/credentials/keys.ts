@@ -195,6 +195,13 @@ export class KeyService {
     tx: Executor,
     input: { organizationId: number; agentIdentifier: string; label: string | null; issuedByUserId: number },
   ): Promise<{ record: BuyerAgentCredentialView; key: string }> {
+    // Concurrent issues for one organization take turns: the second sees the first's credential (409), never a
+    // unique-index violation.
+    await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, input.organizationId))
+      .for('update');
     const existing = await this.activeBuyerAgent(tx, input.organizationId, input.agentIdentifier);
     if (existing)
       throw conflict(`The agent ${input.agentIdentifier} already has a credential; replace it instead.`, {

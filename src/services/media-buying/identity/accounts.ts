@@ -169,6 +169,16 @@ export class Accounts {
       .where(and(eq(magicCodes.identityId, identityId), isNull(magicCodes.consumedAt)));
   }
 
+  /**
+   * Serializes the transactions that create an identity or an account for `email` (two invitations accepted at once for
+   * one new address, a signup racing an acceptance): the second waits, then sees the first's identity.
+   */
+  async lockEmail(tx: Executor, email: string): Promise<void> {
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtext(${`media-buying:email:${normalizeEmail(email)}`}))`,
+    );
+  }
+
   /** Creates the platform account of an identity. */
   async createUser(tx: Executor, identity: IdentityRow, name: string): Promise<UserRow> {
     const [row] = await tx

@@ -482,6 +482,13 @@ export class Organizations {
   }
 
   private async membershipOf(tx: Executor, organizationId: number, userPublicId: string) {
+    // Every membership change of an organization locks the organization first, so concurrent changes (two
+    // administrators demoting each other) take turns instead of deadlocking on each other's rows.
+    await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for('update');
     const [row] = await tx
       .select({ id: memberships.id, role: memberships.role, userId: memberships.userId })
       .from(memberships)

@@ -203,6 +203,7 @@ export function registerOpsRoutes(
       const body = request.body;
       const result = await db.transaction(async (tx) => {
         const org = await organizations.byPublicId(request.params.organizationId, tx);
+        await accounts.lockEmail(tx, body.email);
         let identity = await accounts.identityByEmail(body.email, tx);
         let user = identity ? await accounts.userOfIdentity(identity.id, tx) : undefined;
         if (!user) {
