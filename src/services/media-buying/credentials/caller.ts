@@ -21,6 +21,9 @@ import {
 import { type Access, intersect, NO_ACCESS, permissionAccess, roleAccess } from './access.ts';
 import type { CredentialKind, Holder } from './stores.ts';
 
+/** The most a widget token may do (read): capped below the user's role. */
+const WIDGET_ACCESS: Access = { buyer: 'read', seller: 'read' };
+
 /** The organization a caller acts in. */
 export interface CallerOrganization {
   id: number;
@@ -91,7 +94,8 @@ export async function resolveCaller(db: Db, holder: Holder): Promise<Caller | Ca
         permissionAccess(holder.permissions),
       );
     case 'widget_token':
-      return userCaller(db, holder, holder.userId, holder.organizationId, null);
+      // An embedded widget reads: whatever the user's role, its token never writes or administers.
+      return userCaller(db, holder, holder.userId, holder.organizationId, WIDGET_ACCESS);
     case 'org_api_key':
     case 'legacy_key':
       return organizationCaller(db, holder, holder.organizationId, permissionAccess(holder.permissions));

@@ -108,13 +108,22 @@ export class KeyService {
 
   /**
    * Revokes one of the user's keys (effective on every instance at once).
-   * @throws ApiError 404 for a key that is not the user's.
+   * @param options.onlyKeyId when set, only that key may be revoked (a key revoking itself): any other id is a 404.
+   * @throws ApiError 404 for a key that is not the user's (or not `onlyKeyId`).
    */
-  async revokeUserKey(tx: Executor, userId: number, publicId: string): Promise<UserApiKeyView> {
+  async revokeUserKey(
+    tx: Executor,
+    userId: number,
+    publicId: string,
+    options: { onlyKeyId?: number } = {},
+  ): Promise<UserApiKeyView> {
     const row = await this.findByPublicId(tx, userApiKeys, publicId);
     const revoked =
       row &&
-      (await this.stores.userApiKeys.revoke(row.id, { executor: tx, allowed: (r) => r.userId === userId }));
+      (await this.stores.userApiKeys.revoke(row.id, {
+        executor: tx,
+        allowed: (r) => r.userId === userId && (options.onlyKeyId === undefined || r.id === options.onlyKeyId),
+      }));
     if (!revoked) throw notFound('API key', publicId);
     const orgIds = await this.organizationPublicIds([revoked.organizationId], tx);
     return userKeyView(revoked, orgIds.get(revoked.organizationId)!);

@@ -112,7 +112,10 @@ export function registerKeyRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
     async (request) => {
       const caller = ctx.caller(request);
       const revoked = await db.transaction(async (tx) => {
-        const record = await keys.revokeUserKey(tx, caller.user!.id, request.params.keyId);
+        // A session revokes any of the user's keys; a key only itself (a leaked key cannot revoke its owner's others).
+        const record = await keys.revokeUserKey(tx, caller.user!.id, request.params.keyId, {
+          onlyKeyId: caller.interactive ? undefined : caller.kind === 'user_api_key' ? caller.credentialId : -1,
+        });
         await organizations.audit(
           tx,
           caller.organization?.id ?? null,

@@ -180,7 +180,8 @@ export function registerOrganizationRoutes(app: ServiceApp, ctx: MediaBuyingRout
   app.post(
     '/api/v2/terms/accept',
     {
-      onRequest: ctx.authenticated({ user: true, organization: false, termsExempt: true }),
+      // Accepting terms is a person's act: in an interactive session, never by a key or token.
+      onRequest: ctx.authenticated({ interactive: true, organization: false, termsExempt: true }),
       schema: {
         operationId: 'acceptTerms',
         tags: ['organizations'],

@@ -52,6 +52,14 @@ describe('media buying: user API keys', () => {
     const byKey = await h.bearer(key, { method: 'POST', url: '/api/v2/user-api-keys', payload: {} });
     assert.equal(byKey.statusCode, 403);
     assert.equal(envelopeError(byKey).details?.reason, 'interactive_session_required');
+    // Accepting the Terms of Service is a person's act: a key cannot.
+    const terms = await h.bearer(key, {
+      method: 'POST',
+      url: '/api/v2/terms/accept',
+      payload: { version: '2026-11-01' },
+    });
+    assert.equal(terms.statusCode, 403);
+    assert.equal(envelopeError(terms).details?.reason, 'interactive_session_required');
     // The request schema has no permission selector: account:admin cannot be asked for.
     const admin = await h.session(cookie, {
       method: 'POST',
@@ -100,6 +108,20 @@ describe('media buying: user API keys', () => {
     const foreign = await h.session(otherCookie, { method: 'DELETE', url: `/api/v2/user-api-keys/${id}` });
     assert.equal(foreign.statusCode, 404);
     assert.equal((await h.bearer(key, { url: ADVERTISERS })).statusCode, 200);
+
+    // A key cannot revoke its owner's other keys (a leaked key would lock its owner out); it may revoke itself.
+    const bySibling = await h.bearer(h.demo.apiKey, { method: 'DELETE', url: `/api/v2/user-api-keys/${id}` });
+    assert.equal(bySibling.statusCode, 404);
+    assert.equal((await h.bearer(key, { url: ADVERTISERS })).statusCode, 200);
+    const selfKey = await h.createUserKey(cookie, 'revokes itself');
+    const selfId = envelopeData<{ id: string; maskedKey: string }[]>(
+      await h.session(cookie, { url: '/api/v2/user-api-keys' }),
+    ).find((k) => k.maskedKey.endsWith(selfKey.slice(-4)))!.id;
+    assert.equal(
+      (await h.bearer(selfKey, { method: 'DELETE', url: `/api/v2/user-api-keys/${selfId}` })).statusCode,
+      200,
+    );
+    assert.equal((await h.bearer(selfKey, { url: ADVERTISERS })).statusCode, 401);
 
     const revoked = await h.session(cookie, { method: 'DELETE', url: `/api/v2/user-api-keys/${id}` });
     assert.equal(revoked.statusCode, 200);
@@ -339,11 +361,23 @@ describe('media buying: widget tokens, buyer agents, agent registrations, MCP cr
     assert.equal(me.user.email, h.demo.email);
     assert.equal(me.organization.id, h.demo.organizationId);
     assert.equal(me.credential.kind, 'widget_token');
-    // A widget token is not a session: it creates nothing.
+    // A widget token reads, whatever the user's role: it creates no credential and writes nothing.
     assert.equal(
       (await h.bearer(token, { method: 'POST', url: '/api/v2/user-api-keys', payload: {} })).statusCode,
       403,
     );
+    assert.equal((await h.bearer(token, { url: ADVERTISERS })).statusCode, 200);
+    const write = await h.bearer(token, {
+      method: 'POST',
+      url: ADVERTISERS,
+      payload: { name: 'by a widget' },
+    });
+    assert.equal(write.statusCode, 403);
+    assert.equal(envelopeError(write).details?.reason, 'insufficient_permission');
+    assert.deepEqual(envelopeData<{ access: unknown }>(await h.bearer(token, { url: '/auth/me' })).access, {
+      buyer: 'read',
+      seller: 'read',
+    });
     clock.advance(600_000);
     assert.equal((await h.bearer(token, { url: '/auth/me' })).statusCode, 401);
   });
