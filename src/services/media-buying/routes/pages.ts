@@ -5,13 +5,7 @@
  * strict Content-Security-Policy whose `form-action` allows the service itself and the redirect's origin.
  */
 
-/** Escapes text for HTML element content and attribute values. */
-function escapeHtml(value: string): string {
-  return value.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
-}
+import { escapeHtml } from '../../../platform/html.ts';
 
 /** The security headers of a page whose form posts to the service and redirects to `redirectOrigin`. */
 export function pageHeaders(redirectOrigin: string): Record<string, string> {
