@@ -114,7 +114,7 @@ export function registerAdmissionRoutes(
   ctx: MediaBuyingRouteContext,
   admission: Admission,
 ): void {
-  const { db, organizations, stores, config } = ctx.deps;
+  const { db, organizations, stores, uiOrigin } = ctx.deps;
   const { previews, invitations, offers } = admission;
 
   app.post(
@@ -218,8 +218,8 @@ export function registerAdmissionRoutes(
     return { id: caller.user.id, email: caller.user.email };
   };
   const sessionOrigin = async (request: FastifyRequest) => {
-    if (ctx.sessionCookieOf(request) !== undefined && firstHeader(request.headers.origin) !== config.uiOrigin)
-      throw forbidden(`State-changing browser requests are accepted only from ${config.uiOrigin}.`, {
+    if (ctx.sessionCookieOf(request) !== undefined && firstHeader(request.headers.origin) !== uiOrigin())
+      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin()}.`, {
         reason: 'origin_not_allowed',
       });
   };

@@ -38,7 +38,10 @@ export interface MediaBuyingRouteDeps {
   db: Db;
   clock: Clock;
   config: MediaBuyingConfig;
-  publicUrl: string;
+  /** The service's public URL (read per use: a test platform learns its port after setup). */
+  publicUrl: () => string;
+  /** The UI origin (rule 4): the configured one, or the service's own public origin (read per use). */
+  uiOrigin: () => string;
   stores: CredentialStores;
   credentials: MediaBuyingCredentials;
   organizations: Organizations;
@@ -76,8 +79,9 @@ export function isUnsafe(request: FastifyRequest): boolean {
  * `list`, the envelope of an answer.
  */
 export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteDeps) {
-  const uiOrigin = deps.config.uiOrigin;
-  const publicUrl = new URL(deps.publicUrl);
+  const { uiOrigin } = deps;
+  // The scheme and host of the public URL are fixed at start (only a test platform's port is learnt later).
+  const publicUrl = new URL(deps.publicUrl());
   const secureCookies = publicUrl.protocol === 'https:';
   const host = publicUrl.hostname.toLowerCase();
   const cookieDomain =
@@ -98,8 +102,8 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     if (!isUnsafe(request)) return;
     const origin = firstHeader(request.headers.origin);
     if (origin === undefined && !withSessionCookie) return;
-    if (origin !== uiOrigin)
-      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin}.`, {
+    if (origin !== uiOrigin())
+      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin()}.`, {
         reason: 'origin_not_allowed',
       });
   };

@@ -39,7 +39,7 @@ export function registerMediaBuyingRoutes(
   registerBuyerAgentRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
-  const admission = createAdmission({ ...deps, uiOrigin: deps.config.uiOrigin });
+  const admission = createAdmission(deps);
   registerAdmissionRoutes(app, ctx, admission);
   registerAdmissionOpsRoutes(app, admission);
   registerSignInRoutes(app, ctx, deps);

@@ -89,15 +89,13 @@ export function registerOAuthSignInRoutes(
   ctx: MediaBuyingRouteContext,
   deps: { accounts: Accounts; identity: IdentityFlows; sso: SsoClient },
 ): void {
-  const { organizations, config, publicUrl } = ctx.deps;
+  const { organizations, publicUrl, uiOrigin } = ctx.deps;
   const { identity, sso } = deps;
-  const serviceOrigin = new URL(publicUrl).origin;
-  const callbackOrigin = new URL(identity.hosted.redirectUri).origin;
 
   /** The hosted page posts from the service's own origin; the UI may post from its origin. */
   const pageOrigin = async (request: FastifyRequest) => {
     const origin = firstHeader(request.headers.origin);
-    if (origin !== undefined && origin !== serviceOrigin && origin !== config.uiOrigin)
+    if (origin !== undefined && origin !== new URL(publicUrl()).origin && origin !== uiOrigin())
       throw forbidden('Sign-in forms are accepted only from this service or the UI origin.', {
         reason: 'origin_not_allowed',
       });
@@ -166,7 +164,7 @@ export function registerOAuthSignInRoutes(
     async (request, reply) => {
       identity.hosted.checkRequest(request.query);
       return reply
-        .headers(pageHeaders(callbackOrigin))
+        .headers(pageHeaders(new URL(identity.hosted.redirectUri).origin))
         .type('text/html; charset=utf-8')
         .send(renderSignInPage(request.query));
     },
