@@ -9,6 +9,7 @@ import { registerAdmissionOpsRoutes } from './admission-ops.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
+import { registerConnectedAppRoutes } from './connected-apps.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
@@ -37,6 +38,7 @@ export function registerMediaBuyingRoutes(
   registerKeyRoutes(app, ctx);
   registerM2mRoutes(app, ctx);
   registerBuyerAgentRoutes(app, ctx);
+  registerConnectedAppRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
   const admission = createAdmission(deps);
