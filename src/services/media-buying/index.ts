@@ -53,6 +53,10 @@ export const mediaBuyingService: ServiceDefinition = {
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
     {
+      name: 'pages',
+      description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
+    },
+    {
       name: 'sso simulator',
       description: 'The built-in OpenID Connect provider simulator of SSO (`/_sim/oidc`)',
     },

@@ -156,9 +156,23 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   /** The `onRequest` hooks of an open route: a browser's state-changing request must come from the UI origin. */
   const anonymous = [async (request: FastifyRequest) => checkOrigin(request, false)];
 
+  /**
+   * The caller of the request's browser session, when its cookie holds a valid session of an enabled user, else null.
+   * No origin is checked here: for pages (GET) and for routes that check it themselves.
+   */
+  const sessionCaller = async (request: FastifyRequest): Promise<Caller | null> => {
+    const secret = sessionCookieOf(request);
+    if (secret === undefined) return null;
+    const resolution = await deps.stores.sessions.resolve(secret);
+    if (resolution.status !== 'active') return null;
+    const caller = await resolveCaller(deps.db, resolution.principal);
+    return typeof caller === 'string' || caller.user === null ? null : caller;
+  };
+
   return {
     deps,
     authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
+    sessionCaller,
     anonymous,
     caller: (request: FastifyRequest) => auth.principal(request),
     /** The session secret of the request's cookie, if any. */

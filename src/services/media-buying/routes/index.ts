@@ -17,6 +17,7 @@ import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
 import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
+import { registerPageRoutes } from './pages.ts';
 import { registerSignInRoutes } from './sign-in.ts';
 import { registerSignupRoutes } from './signup.ts';
 
@@ -48,4 +49,5 @@ export function registerMediaBuyingRoutes(
   registerOAuthSignInRoutes(app, ctx, { ...deps, sso: deps.sso.client });
   registerSignupRoutes(app, ctx, deps);
   if (deps.sso.simulator) registerOidcSimulatorRoutes(app, ctx, deps.sso.simulator);
+  registerPageRoutes(app, ctx);
 }

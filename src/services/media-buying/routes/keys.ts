@@ -26,6 +26,8 @@ export function registerKeyRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
     '/api/v2/user-api-keys',
     {
       onRequest: ctx.authenticated({ interactive: true }),
+      // The label is optional, so the body is too.
+      config: { optionalJsonBody: true },
       schema: {
         operationId: 'createUserApiKey',
         tags: ['credentials'],

@@ -16,9 +16,9 @@ import { type Accounts, type IdentityFlows, SIGNUP_EXPERIENCES } from '../identi
 import { forbidden, formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
+import { renderHostedSignInPage, roundTripPageHeaders } from '../ui/index.ts';
 import { SignInResult, signInAnswer } from './auth.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
-import { pageHeaders, renderSignInPage } from './pages.ts';
 
 /** The flat 503 of the four legacy auth endpoints (spec "Errors"). */
 const LegacyAuthError = Type.Object(
@@ -164,9 +164,9 @@ export function registerOAuthSignInRoutes(
     async (request, reply) => {
       identity.hosted.checkRequest(request.query);
       return reply
-        .headers(pageHeaders(new URL(identity.hosted.redirectUri).origin))
+        .headers(roundTripPageHeaders(new URL(identity.hosted.redirectUri).origin))
         .type('text/html; charset=utf-8')
-        .send(renderSignInPage(request.query));
+        .send(renderHostedSignInPage(request.query));
     },
   );
 
