@@ -347,4 +347,114 @@ describe('media buying pages in Chromium', () => {
     assert.deepEqual(problems, []);
     await context.close();
   });
+
+  /** The newest mail to `to` (the operator's outbox view), once the jobs that send it ran. */
+  const newestMail = async (to: string) => {
+    await h.platform.runDueJobs();
+    const res = await h.ops({ url: `/_ops/mail?to=${encodeURIComponent(to)}` });
+    return (res.json() as { mail: { text: string; kind: string }[] }).mail[0]!;
+  };
+
+  test('signup: Advertiser while waitlisted sends the preview form; a media company signs up with email, password and the mailed code', async () => {
+    const { context, page, problems } = await open();
+    await page.goto(`${base}/signup`);
+    await page.check('input[name="accountType"][value="ADVERTISER"]');
+    await page.locator('#preview-section').waitFor();
+    assert.equal(await page.isVisible('#account-section'), false);
+    await page.fill('#preview-email', 'cmo@waitlisted-brand.example');
+    await page.fill('#preview-name', 'Mae Jemison');
+    await page.fill('#preview-company', 'Waitlisted Brand');
+    await page.click('#preview-form button[type="submit"]');
+    await page.locator('#preview-done').waitFor();
+    assert.equal((await newestMail('cmo@waitlisted-brand.example')).kind, 'preview_receipt');
+
+    await page.check('input[name="accountType"][value="MEDIA_COMPANY"]');
+    await page.locator('#account-section').waitFor();
+    await page.fill('#signup-email', 'katherine@new-media.example');
+    await page.fill('#signup-name', 'Katherine Johnson');
+    await page.fill('#signup-password', 'short');
+    await page.click('#signup-form button[type="submit"]');
+    await page.locator('#signup-error', { hasText: 'password' }).waitFor();
+    await page.fill('#signup-password', NEW_PASSWORD);
+    await page.click('#signup-form button[type="submit"]');
+    await page.locator('#signup-code-form').waitFor();
+    const code = /\b(\d{6})\b/.exec((await newestMail('katherine@new-media.example')).text)![1]!;
+    await page.fill('#signup-code', code);
+    await page.click('#signup-code-form button[type="submit"]');
+    await page.waitForURL(/\/signup\?pending=true&token=mbv_/);
+    await page.locator('#account-form').waitFor();
+    assert.equal(await page.textContent('#recovery-email'), 'katherine@new-media.example');
+    assert.equal(await page.isChecked('input[name="recoveryType"][value="MEDIA_COMPANY"]'), true);
+    assert.equal(await page.isVisible('#storefront-fields'), true);
+    assert.equal(await page.isVisible('#plan-fields'), false, 'the plan rollout is closed');
+    await page.fill('#organization-name', 'New Media Co');
+    await page.click('#create-account');
+    await page.waitForURL(`${base}/account`);
+    assert.match(
+      (await page.textContent('#active-organization')) ?? '',
+      /^New Media Co \(Seller Account, admin\)$/,
+    );
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('a magic code signs in; a reset link sets a new password; the switcher changes the active organization; a key is revoked', async () => {
+    const email = 'dorothy@pages.example';
+    const sellerOrg = h.demo.sellerOrganizationId;
+    await h.addMember(h.demo.organizationId, email, 'member', 'Dorothy Vaughan');
+    await h.addMember(sellerOrg, email, 'member', 'Dorothy Vaughan');
+    const { context, page, problems } = await open();
+    await page.goto(`${base}/sign-in`);
+    await page.fill('#code-email', email);
+    await page.click('#code-request-form button[type="submit"]');
+    await page.locator('#code-verify-form').waitFor();
+    const code = /\b(\d{6})\b/.exec((await newestMail(email)).text)![1]!;
+    await page.fill('#code', code);
+    await page.click('#code-verify-form button[type="submit"]');
+    await page.waitForURL(`${base}/account`);
+    assert.equal(await page.textContent('#user-email'), email);
+
+    // The reset link of the mail, opened in this browser: a new password, and the person is signed in again.
+    await page.goto(`${base}/forgot-password`);
+    await page.fill('#forgot-email', email);
+    await page.click('#forgot-form button[type="submit"]');
+    await page.locator('#forgot-done').waitFor();
+    const link = /(http:\/\/\S+\/reset-password#token=mbp_[A-Za-z0-9_-]{43})/.exec(
+      (await newestMail(email)).text,
+    )![1]!;
+    await page.goto(link);
+    assert.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+    await page.fill('#new-password', NEW_PASSWORD);
+    await page.fill('#confirm-password', NEW_PASSWORD);
+    await page.click('#reset-form button[type="submit"]');
+    await page.waitForURL(`${base}/account`);
+    assert.equal(
+      (await h.call({ method: 'POST', url: '/auth/password', payload: { email, password: NEW_PASSWORD } }))
+        .statusCode,
+      200,
+    );
+
+    // Accept the terms on the account page, then switch the organization the session acts in.
+    await page.click('#accept-terms');
+    await page.locator('#terms').waitFor({ state: 'detached' });
+    const before = await page.inputValue('#organization-switcher');
+    const other = before === sellerOrg ? h.demo.organizationId : sellerOrg;
+    await Promise.all([page.waitForEvent('load'), page.selectOption('#organization-switcher', other)]);
+    assert.equal(await page.inputValue('#organization-switcher'), other);
+
+    await page.click('nav a[href="/account/api-keys"]');
+    await page.click('#create-key');
+    await page.locator('#new-key-panel').waitFor();
+    const key = await page.inputValue('#new-key');
+    assert.equal(
+      envelopeData<{ organization: { id: string } }>(await h.bearer(key, { url: '/auth/me' })).organization
+        .id,
+      other,
+    );
+    await page.locator('#keys-body tr').getByRole('button', { name: 'Revoke' }).click();
+    await page.locator('#keys-empty').waitFor();
+    assert.equal((await h.bearer(key, { url: '/auth/me' })).statusCode, 401);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
 });
