@@ -20,7 +20,12 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { insertConnection } from './support/connectors.ts';
-import { envelopeData, type MediaBuyingHarness, startMediaBuying } from './support/harness.ts';
+import {
+  envelopeData,
+  type MediaBuyingHarness,
+  STRONG_PASSWORD,
+  startMediaBuying,
+} from './support/harness.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NEW_PASSWORD = 'copper violin harbor 58';
@@ -454,6 +459,51 @@ describe('media buying pages in Chromium', () => {
     await page.locator('#keys-body tr').getByRole('button', { name: 'Revoke' }).click();
     await page.locator('#keys-empty').waitFor();
     assert.equal((await h.bearer(key, { url: '/auth/me' })).statusCode, 401);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('an invitation to a person who has an account: sign in first, come back to the invitation, and join', async () => {
+    const email = 'existing@pages-join.example';
+    const sellerOrg = h.demo.sellerOrganizationId;
+    await h.addMember(sellerOrg, email, 'member', 'Existing Person');
+    const adminCookie = await h.signInAccepted(h.demo.email, h.demo.password);
+    const switched = await h.session(adminCookie, {
+      method: 'POST',
+      url: '/api/v2/organizations/active',
+      payload: { organizationId: h.demo.organizationId },
+    });
+    assert.equal(switched.statusCode, 200, switched.body);
+    const sent = await h.session(adminCookie, {
+      method: 'POST',
+      url: '/api/v2/organizations/current/invitations',
+      payload: { email, role: 'member' },
+    });
+    assert.equal(sent.statusCode, 201, sent.body);
+    const link = /(http:\/\/\S+\/invitations\/accept\?token=mbi_[A-Za-z0-9_-]{43})/.exec(
+      (await newestMail(email)).text,
+    )![1]!;
+
+    const { context, page, problems } = await open();
+    await page.goto(link);
+    await page.locator('#sign-in-first').waitFor();
+    assert.equal(await page.isVisible('#create-form'), false);
+    await page.click('#sign-in-link');
+    await page.waitForURL(/\/sign-in\?next=/);
+    await page.fill('#email', email);
+    await page.fill('#password', STRONG_PASSWORD);
+    await page.click('#password-submit');
+    await page.waitForURL(link);
+    await page.locator('#join-form').waitFor();
+    assert.equal(await page.textContent('#join-email'), email);
+    await page.click('#join');
+    await page.locator('#terms-step').waitFor();
+    await page.click('#accept-terms');
+    await page.locator('#done').waitFor();
+    assert.equal(await page.textContent('#done-organization'), 'Demo Buyer');
+    await page.click('a[href="/account"]');
+    await page.locator('#memberships').waitFor();
+    assert.equal(await page.locator('#memberships tbody tr').count(), 2);
     assert.deepEqual(problems, []);
     await context.close();
   });
