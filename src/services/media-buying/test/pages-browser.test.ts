@@ -244,7 +244,7 @@ describe('media buying pages in Chromium', () => {
     await context.close();
   });
 
-  test('sign-in with a password (back to the page asked for), sign-out, and SSO through the simulator', async () => {
+  test('sign-in with a password (back to the page asked for), sign-out, the hosted page, and SSO through the simulator', async () => {
     const { context, page, problems } = await open();
     const res = await page.goto(`${base}/account/api-keys`);
     assert.equal(res?.status(), 200);
@@ -262,6 +262,17 @@ describe('media buying pages in Chromium', () => {
     await page.waitForURL(`${base}/sign-in`);
     await page.goto(`${base}/account`);
     await page.waitForURL(`${base}/sign-in?next=%2Faccount`);
+
+    // The identity provider's hosted page: its form redirects to the callback page, which completes the sign-in.
+    await page.click('#hosted-button');
+    await page.waitForURL(/\/auth\/authorize\?/);
+    await page.fill('input[name="email"]', h.demo.email);
+    await page.fill('input[name="password"]', h.demo.password);
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${base}/account`);
+    assert.equal(await page.textContent('#user-email'), h.demo.email);
+    await page.click('#sign-out');
+    await page.waitForURL(`${base}/sign-in`);
 
     // SSO: Ada has an account (made by the operator); the simulator vouches for her verified email.
     await h.addMember(h.demo.organizationId, 'ada@sso-simulator.example', 'member', 'Ada Lovelace');

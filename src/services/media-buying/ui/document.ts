@@ -12,15 +12,17 @@ export const ASSET_PATH = '/ui/assets';
 /**
  * The security headers of every page: a Content-Security-Policy that allows only the service's own scripts, styles,
  * images and `fetch` targets (`connect-src 'self'`), no framing, no `<base>`, forms posting to the service only; no
- * caching (pages may show a secret once: a new key, a client secret); no referrer (page URLs may carry a signup or
- * invitation token); no MIME sniffing; no opener from another origin.
+ * caching (pages may show a secret once: a new key, a client secret); the referrer only to the service itself (page
+ * URLs may carry a signup or invitation token; `no-referrer` would make browsers send `Origin: null` on the pages'
+ * own form posts and, in some, their `fetch` posts, which the origin rule refuses); no MIME sniffing; no opener from
+ * another origin.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
