@@ -5,7 +5,7 @@ import type { ServiceDefinition } from '../../platform/service.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
-import { readMediaBuyingConfig } from './media-buying-config.ts';
+import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
 import { registerMediaBuyingRoutes } from './routes/index.ts';
@@ -53,6 +53,10 @@ export const mediaBuyingService: ServiceDefinition = {
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
     {
+      name: 'pages',
+      description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
+    },
+    {
       name: 'sso simulator',
       description: 'The built-in OpenID Connect provider simulator of SSO (`/_sim/oidc`)',
     },
@@ -77,10 +81,10 @@ export const mediaBuyingService: ServiceDefinition = {
   // Failed sign-ins are counted per account and per client address, shared by every instance.
   refusalCounters: ['media_buying.sign_in_throttle'],
   validateEnv(env) {
-    readMediaBuyingConfig(env, 'http://127.0.0.1:4100');
+    readMediaBuyingConfig(env);
   },
   async setup(ctx) {
-    const config = readMediaBuyingConfig(ctx.config.env, ctx.publicUrl);
+    const config = readMediaBuyingConfig(ctx.config.env);
     const credentials = createMediaBuyingCredentials(ctx);
     const organizations = new Organizations(ctx.db, ctx.clock);
     const accounts = new Accounts(ctx.db, ctx.clock, credentials.stores, config.sessionHours * 3600);
@@ -92,21 +96,24 @@ export const mediaBuyingService: ServiceDefinition = {
     const unlistenKeys = await credentials.signingKeys.listen(ctx.notifier);
     const flows = { db: ctx.db, clock: ctx.clock, secrets: ctx.secrets, logger: ctx.logger, accounts };
     const publicUrl = () => ctx.publicUrl;
-    const identity = createIdentityFlows({
+    const uiOrigin = uiOriginOf(config, publicUrl);
+    const identity = createIdentityFlows({ ...flows, organizations, mailer, uiOrigin, publicUrl });
+    const sso = createSso({
       ...flows,
-      organizations,
-      mailer,
-      uiOrigin: config.uiOrigin,
+      outbound: ctx.outbound,
+      states: identity.states,
+      config,
       publicUrl,
+      uiOrigin,
     });
-    const sso = createSso({ ...flows, outbound: ctx.outbound, states: identity.states, config, publicUrl });
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
           db: ctx.db,
           clock: ctx.clock,
           config,
-          publicUrl: ctx.publicUrl,
+          publicUrl,
+          uiOrigin,
           stores: credentials.stores,
           credentials,
           organizations,

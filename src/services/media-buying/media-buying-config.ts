@@ -3,10 +3,11 @@ import { ConfigError } from '../../platform/errors.ts';
 /** Settings of the media-buying service (`MEDIA_BUYING_...`). */
 export interface MediaBuyingConfig {
   /**
-   * `MEDIA_BUYING_UI_ORIGIN` (default: the origin of the service's public URL, whose pages it serves itself): the one
-   * origin whose browsers may make state-changing requests with a session cookie (spec "Authentication", rule 4).
+   * `MEDIA_BUYING_UI_ORIGIN`: the one origin whose browsers may make state-changing requests with a session cookie
+   * (spec "Authentication", rule 4), where mailed links and sign-in callbacks point. Unset (undefined): the origin of
+   * the service's public URL, whose pages it serves itself, read at use ({@link uiOriginOf}).
    */
-  uiOrigin: string;
+  uiOrigin: string | undefined;
   /**
    * `MEDIA_BUYING_COOKIE_DOMAIN` (default unset: host-only cookies): a parent domain (`example.com`) the session
    * cookie is scoped to, used only when the service's host is that domain or under it (rule 4).
@@ -52,13 +53,20 @@ function httpUrl(name: string, value: string): URL {
 }
 
 /**
+ * The UI origin now: the configured one, or else the origin of the service's public URL (read at each use: a test
+ * platform learns its port after the service is set up).
+ */
+export function uiOriginOf(config: MediaBuyingConfig, publicUrl: () => string): () => string {
+  return () => config.uiOrigin ?? new URL(publicUrl()).origin;
+}
+
+/**
  * Reads and validates the service's variables.
- * @param publicUrl the service's public base URL (the default UI origin).
  * @throws ConfigError with a one-line reason.
  */
-export function readMediaBuyingConfig(env: Env, publicUrl: string): MediaBuyingConfig {
+export function readMediaBuyingConfig(env: Env): MediaBuyingConfig {
   const uiRaw = set(env, 'MEDIA_BUYING_UI_ORIGIN');
-  const uiOrigin = uiRaw ? httpUrl('MEDIA_BUYING_UI_ORIGIN', uiRaw).origin : new URL(publicUrl).origin;
+  const uiOrigin = uiRaw ? httpUrl('MEDIA_BUYING_UI_ORIGIN', uiRaw).origin : undefined;
   const cookieDomain = set(env, 'MEDIA_BUYING_COOKIE_DOMAIN')?.replace(/^\./, '').toLowerCase();
   if (
     cookieDomain !== undefined &&

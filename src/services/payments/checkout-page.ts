@@ -5,6 +5,7 @@
  * server, so never in a log line), posts the card to `POST /v1/payment-intents/{id}/card-payments` and shows the
  * outcome: success, a decline with its reason and the form again while the intent is open, or "closed".
  */
+import { escapeHtml } from '../../platform/html.ts';
 import type { IntentRow } from './payments-service.ts';
 
 /** Security headers of every checkout answer (strict CSP, no caching, no framing, no referrer). */
@@ -19,16 +20,6 @@ export const CHECKOUT_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 };
-
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** Formats integer cents as US dollars (`$1,234.56`). */
 export function formatUsd(cents: number): string {

@@ -20,14 +20,14 @@ export interface Admission {
   offers: CommercialOffers;
 }
 
-/** Builds the admission services. `uiOrigin` is the origin of the UI pages invitation links open. */
+/** Builds the admission services. `uiOrigin` is the origin of the UI pages invitation links open (read per use). */
 export function createAdmission(deps: {
   db: Db;
   clock: Clock;
   organizations: Organizations;
   accounts: Accounts;
   mailer: Mailer;
-  uiOrigin: string;
+  uiOrigin: () => string;
 }): Admission {
   const offers = new CommercialOffers(deps.db, deps.clock, deps.organizations);
   return {

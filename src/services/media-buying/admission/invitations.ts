@@ -132,8 +132,8 @@ export class Invitations {
       accounts: Accounts;
       mailer: Mailer;
       offers: CommercialOffers;
-      /** The origin of the UI pages the links open. */
-      uiOrigin: string;
+      /** The origin of the UI pages the links open (read per invitation). */
+      uiOrigin: () => string;
     },
   ) {}
 
@@ -647,7 +647,7 @@ export class Invitations {
         inviteeName: input.name,
       })
       .returning();
-    const link = `${this.deps.uiOrigin}${INVITATION_PATH}?token=${encodeURIComponent(issued.plaintext)}`;
+    const link = `${this.deps.uiOrigin()}${INVITATION_PATH}?token=${encodeURIComponent(issued.plaintext)}`;
     await this.deps.mailer.queue(
       tx,
       invitationMail({

@@ -10,15 +10,8 @@
  *
  * No secret but the invitation link itself is ever put in a message.
  */
+import { escapeHtml } from '../../../platform/html.ts';
 import type { OutgoingMail } from '../mail/index.ts';
-
-/** `&`, `<`, `>`, `"` and `'` as HTML character references. */
-function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
-}
 
 /** One line of header text: line breaks and runs of spaces become one space (no header can be injected). */
 function oneLine(text: string): string {

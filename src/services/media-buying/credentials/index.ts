@@ -6,6 +6,7 @@ import { type CredentialSource, firstAccepting } from '../../../platform/credent
 import type { ServiceContext } from '../../../platform/service.ts';
 import { SigningKeys } from '../../../platform/signing-keys.ts';
 import { signingKeys as signingKeyTable } from '../db/schema.ts';
+import { ConnectedApps } from './connected-apps.ts';
 import { KeyService } from './keys.ts';
 import { M2M_TOKEN_SECONDS, M2mApplications } from './m2m.ts';
 import { type CredentialStores, createCredentialStores, type Holder, PREFIX } from './stores.ts';
@@ -23,6 +24,7 @@ export interface MediaBuyingCredentials {
   signingKeys: SigningKeys;
   m2m: M2mApplications;
   keys: KeyService;
+  connectedApps: ConnectedApps;
 }
 
 /** A JWT (three base64url segments), as M2M access tokens are. */
@@ -30,7 +32,7 @@ function looksLikeJwt(secret: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(secret);
 }
 
-/** Builds the credential stores, the signing keys, M2M applications and the key service. */
+/** Builds the credential stores, the signing keys, M2M applications, the key service and connected apps. */
 export function createMediaBuyingCredentials(ctx: ServiceContext): MediaBuyingCredentials {
   const stores = createCredentialStores(ctx);
   const signingKeys = new SigningKeys(ctx.db, ctx.clock, ctx.secrets, {
@@ -55,5 +57,12 @@ export function createMediaBuyingCredentials(ctx: ServiceContext): MediaBuyingCr
     byPrefix([PREFIX.mcpAccess], stores.mcpAccessTokens),
     { accepts: looksLikeJwt, source: m2m.tokens },
   ]);
-  return { stores, bearer, signingKeys, m2m, keys: new KeyService(ctx.db, ctx.clock, stores) };
+  return {
+    stores,
+    bearer,
+    signingKeys,
+    m2m,
+    keys: new KeyService(ctx.db, ctx.clock, stores),
+    connectedApps: new ConnectedApps(ctx.db, ctx.clock, stores),
+  };
 }

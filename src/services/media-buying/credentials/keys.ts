@@ -122,7 +122,8 @@ export class KeyService {
       row &&
       (await this.stores.userApiKeys.revoke(row.id, {
         executor: tx,
-        allowed: (r) => r.userId === userId && (options.onlyKeyId === undefined || r.id === options.onlyKeyId),
+        allowed: (r) =>
+          r.userId === userId && (options.onlyKeyId === undefined || r.id === options.onlyKeyId),
       }));
     if (!revoked) throw notFound('API key', publicId);
     const orgIds = await this.organizationPublicIds([revoked.organizationId], tx);

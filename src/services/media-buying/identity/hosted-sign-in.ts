@@ -58,14 +58,14 @@ export class HostedSignIn {
     private readonly options: {
       /** The service's public URL (read per request: tests bind a port after the boot). */
       publicUrl: () => string;
-      /** Where the UI receives the code: `<UI origin>/sign-in/callback`. */
-      redirectUri: string;
+      /** Where the UI receives the code: `<UI origin>/sign-in/callback` (read per request). */
+      redirectUri: () => string;
     },
   ) {}
 
   /** The registered redirect URI of the first-party client. */
   get redirectUri(): string {
-    return this.options.redirectUri;
+    return this.options.redirectUri();
   }
 
   /**
@@ -82,14 +82,14 @@ export class HostedSignIn {
       flow: 'auth',
       signupExperience,
       secrets: { codeVerifier },
-      redirectUri: this.options.redirectUri,
+      redirectUri: this.options.redirectUri(),
       binding,
     });
     const url = new URL(`${this.options.publicUrl()}/auth/authorize`);
     url.search = new URLSearchParams({
       response_type: 'code',
       client_id: FIRST_PARTY_CLIENT_ID,
-      redirect_uri: this.options.redirectUri,
+      redirect_uri: this.options.redirectUri(),
       state,
       code_challenge: s256(codeVerifier),
       code_challenge_method: 'S256',
@@ -107,7 +107,7 @@ export class HostedSignIn {
     const bad = (field: string, message: string) => issues.push({ location: 'query', field, message });
     if (request.response_type !== 'code') bad('response_type', 'must be code');
     if (request.client_id !== FIRST_PARTY_CLIENT_ID) bad('client_id', 'is not a client of this sign-in');
-    if (request.redirect_uri !== this.options.redirectUri)
+    if (request.redirect_uri !== this.options.redirectUri())
       bad('redirect_uri', 'is not the registered redirect URI of the client');
     if (request.code_challenge_method !== 'S256') bad('code_challenge_method', 'must be S256');
     if (!/^[A-Za-z0-9_-]{43}$/.test(request.code_challenge))

@@ -87,7 +87,8 @@ export class IdentityMail {
     private readonly codes: SignInCodes,
     private readonly resets: PasswordResets,
     private readonly mailer: Mailer,
-    private readonly links: UiLinks,
+    /** The links (read per mail: the UI origin may follow the service's public URL). */
+    private readonly links: () => UiLinks,
   ) {}
 
   /**
@@ -153,8 +154,8 @@ export class IdentityMail {
           subject: 'You already have an account',
           text:
             'Someone, maybe you, tried to sign up with this email address, which already has an account.\n\n' +
-            `Sign in: ${this.links.signIn}\n` +
-            `Forgot your password? Ask for a reset link: ${this.links.forgotPassword}\n\n` +
+            `Sign in: ${this.links().signIn}\n` +
+            `Forgot your password? Ask for a reset link: ${this.links().forgotPassword}\n\n` +
             'If it was not you, ignore this message: nothing was changed.',
         });
         return;
@@ -205,7 +206,7 @@ export class IdentityMail {
         subject: 'Reset your password',
         text:
           `Choose a new password here (the link works once, for ${RESET_SECONDS / 60} minutes):\n` +
-          `${this.links.resetPassword}#token=${token}\n\n` +
+          `${this.links().resetPassword}#token=${token}\n\n` +
           'If you did not ask for it, ignore this message: your password stays as it is.',
       });
     });

@@ -53,7 +53,7 @@ export interface IdentityFlows {
 
 /**
  * Builds the flows.
- * @param deps.uiOrigin the UI's origin: its pages receive the sign-in callbacks and the mailed links.
+ * @param deps.uiOrigin the UI's origin (read per use): its pages receive the sign-in callbacks and the mailed links.
  * @param deps.publicUrl the service's public URL (read per request).
  */
 export function createIdentityFlows(deps: {
@@ -64,7 +64,7 @@ export function createIdentityFlows(deps: {
   accounts: Accounts;
   organizations: Organizations;
   mailer: Mailer;
-  uiOrigin: string;
+  uiOrigin: () => string;
   publicUrl: () => string;
 }): IdentityFlows {
   const { db, clock, secrets, accounts } = deps;
@@ -73,13 +73,13 @@ export function createIdentityFlows(deps: {
   const states = new SignInStates(db, clock, secrets, deps.logger);
   const hosted = new HostedSignIn(db, clock, states, accounts, {
     publicUrl: deps.publicUrl,
-    redirectUri: `${deps.uiOrigin}/sign-in/callback`,
+    redirectUri: () => `${deps.uiOrigin()}/sign-in/callback`,
   });
-  const mail = new IdentityMail(db, clock, secrets, accounts, codes, resets, deps.mailer, {
-    signIn: `${deps.uiOrigin}/sign-in`,
-    forgotPassword: `${deps.uiOrigin}/forgot-password`,
-    resetPassword: `${deps.uiOrigin}/reset-password`,
-  });
+  const mail = new IdentityMail(db, clock, secrets, accounts, codes, resets, deps.mailer, () => ({
+    signIn: `${deps.uiOrigin()}/sign-in`,
+    forgotPassword: `${deps.uiOrigin()}/forgot-password`,
+    resetPassword: `${deps.uiOrigin()}/reset-password`,
+  }));
   return {
     codes,
     resets,

@@ -9,7 +9,7 @@ import { firstHeader } from '../../../platform/auth.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { Int4, StringEnum } from '../../../platform/schemas.ts';
 import { type Admission, PREVIEW_SIGNUP_EXPERIENCES } from '../admission/index.ts';
-import { PREFIX, resolveCaller } from '../credentials/index.ts';
+import { PREFIX } from '../credentials/index.ts';
 import { INVITATION_KINDS, MEMBERSHIP_ROLES, OFFER_STATUSES, ORGANIZATION_KINDS } from '../db/schema.ts';
 import { forbidden } from '../media-buying-errors.ts';
 import {
@@ -114,7 +114,7 @@ export function registerAdmissionRoutes(
   ctx: MediaBuyingRouteContext,
   admission: Admission,
 ): void {
-  const { db, organizations, stores, config } = ctx.deps;
+  const { organizations, uiOrigin } = ctx.deps;
   const { previews, invitations, offers } = admission;
 
   app.post(
@@ -209,17 +209,12 @@ export function registerAdmissionRoutes(
 
   /** The user of the request's browser session, if it has a valid one (rule 4: a cookie needs the UI origin). */
   const signedInUser = async (request: FastifyRequest) => {
-    const secret = ctx.sessionCookieOf(request);
-    if (secret === undefined) return null;
-    const resolution = await stores.sessions.resolve(secret);
-    if (resolution.status !== 'active') return null;
-    const caller = await resolveCaller(db, resolution.principal);
-    if (typeof caller === 'string' || caller.user === null) return null;
-    return { id: caller.user.id, email: caller.user.email };
+    const caller = await ctx.sessionCaller(request);
+    return caller === null ? null : { id: caller.user!.id, email: caller.user!.email };
   };
   const sessionOrigin = async (request: FastifyRequest) => {
-    if (ctx.sessionCookieOf(request) !== undefined && firstHeader(request.headers.origin) !== config.uiOrigin)
-      throw forbidden(`State-changing browser requests are accepted only from ${config.uiOrigin}.`, {
+    if (ctx.sessionCookieOf(request) !== undefined && firstHeader(request.headers.origin) !== uiOrigin())
+      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin()}.`, {
         reason: 'origin_not_allowed',
       });
   };

@@ -38,7 +38,10 @@ export interface MediaBuyingRouteDeps {
   db: Db;
   clock: Clock;
   config: MediaBuyingConfig;
-  publicUrl: string;
+  /** The service's public URL (read per use: a test platform learns its port after setup). */
+  publicUrl: () => string;
+  /** The UI origin (rule 4): the configured one, or the service's own public origin (read per use). */
+  uiOrigin: () => string;
   stores: CredentialStores;
   credentials: MediaBuyingCredentials;
   organizations: Organizations;
@@ -76,8 +79,9 @@ export function isUnsafe(request: FastifyRequest): boolean {
  * `list`, the envelope of an answer.
  */
 export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteDeps) {
-  const uiOrigin = deps.config.uiOrigin;
-  const publicUrl = new URL(deps.publicUrl);
+  const { uiOrigin } = deps;
+  // The scheme and host of the public URL are fixed at start (only a test platform's port is learnt later).
+  const publicUrl = new URL(deps.publicUrl());
   const secureCookies = publicUrl.protocol === 'https:';
   const host = publicUrl.hostname.toLowerCase();
   const cookieDomain =
@@ -98,8 +102,8 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     if (!isUnsafe(request)) return;
     const origin = firstHeader(request.headers.origin);
     if (origin === undefined && !withSessionCookie) return;
-    if (origin !== uiOrigin)
-      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin}.`, {
+    if (origin !== uiOrigin())
+      throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin()}.`, {
         reason: 'origin_not_allowed',
       });
   };
@@ -160,16 +164,30 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   const servicePage = [
     async (request: FastifyRequest) => {
       const origin = firstHeader(request.headers.origin);
-      if (origin !== undefined && origin !== publicUrl.origin && origin !== uiOrigin)
+      if (origin !== undefined && origin !== new URL(deps.publicUrl()).origin && origin !== uiOrigin())
         throw forbidden('This form is accepted only from this service or the UI origin.', {
           reason: 'origin_not_allowed',
         });
     },
   ];
 
+  /**
+   * The caller of the request's browser session, when its cookie holds a valid session of an enabled user, else null.
+   * No origin is checked here: for pages (GET) and for routes that check it themselves.
+   */
+  const sessionCaller = async (request: FastifyRequest): Promise<Caller | null> => {
+    const secret = sessionCookieOf(request);
+    if (secret === undefined) return null;
+    const resolution = await deps.stores.sessions.resolve(secret);
+    if (resolution.status !== 'active') return null;
+    const caller = await resolveCaller(deps.db, resolution.principal);
+    return typeof caller === 'string' || caller.user === null ? null : caller;
+  };
+
   return {
     deps,
     authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
+    sessionCaller,
     anonymous,
     servicePage,
     caller: (request: FastifyRequest) => auth.principal(request),

@@ -9,6 +9,7 @@ import { registerAdmissionOpsRoutes } from './admission-ops.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
+import { registerConnectedAppRoutes } from './connected-apps.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
@@ -16,6 +17,7 @@ import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
 import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
+import { registerPageRoutes } from './pages.ts';
 import { registerSignInRoutes } from './sign-in.ts';
 import { registerSignupRoutes } from './signup.ts';
 
@@ -37,13 +39,15 @@ export function registerMediaBuyingRoutes(
   registerKeyRoutes(app, ctx);
   registerM2mRoutes(app, ctx);
   registerBuyerAgentRoutes(app, ctx);
+  registerConnectedAppRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
-  const admission = createAdmission({ ...deps, uiOrigin: deps.config.uiOrigin });
+  const admission = createAdmission(deps);
   registerAdmissionRoutes(app, ctx, admission);
   registerAdmissionOpsRoutes(app, admission);
   registerSignInRoutes(app, ctx, deps);
   registerOAuthSignInRoutes(app, ctx, { ...deps, sso: deps.sso.client });
   registerSignupRoutes(app, ctx, deps);
   if (deps.sso.simulator) registerOidcSimulatorRoutes(app, ctx, deps.sso.simulator);
+  registerPageRoutes(app, ctx);
 }

@@ -26,6 +26,8 @@ export function registerKeyRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
     '/api/v2/user-api-keys',
     {
       onRequest: ctx.authenticated({ interactive: true }),
+      // The label is optional, so the body is too.
+      config: { optionalJsonBody: true },
       schema: {
         operationId: 'createUserApiKey',
         tags: ['credentials'],
@@ -114,7 +116,11 @@ export function registerKeyRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
       const revoked = await db.transaction(async (tx) => {
         // A session revokes any of the user's keys; a key only itself (a leaked key cannot revoke its owner's others).
         const record = await keys.revokeUserKey(tx, caller.user!.id, request.params.keyId, {
-          onlyKeyId: caller.interactive ? undefined : caller.kind === 'user_api_key' ? caller.credentialId : -1,
+          onlyKeyId: caller.interactive
+            ? undefined
+            : caller.kind === 'user_api_key'
+              ? caller.credentialId
+              : -1,
         });
         await organizations.audit(
           tx,

@@ -22,9 +22,9 @@ import {
 import { formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
+import { renderHostedSignInPage, roundTripPageHeaders } from '../ui/index.ts';
 import { SignInResult, signInAnswer } from './auth.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
-import { pageHeaders, renderSignInPage } from './pages.ts';
 
 /** The flat 503 of the four legacy auth endpoints (spec "Errors"). */
 const LegacyAuthError = Type.Object(
@@ -97,7 +97,6 @@ export function registerOAuthSignInRoutes(
 ): void {
   const { organizations } = ctx.deps;
   const { identity, sso } = deps;
-  const callbackOrigin = new URL(identity.hosted.redirectUri).origin;
 
   /** Each start stores a state: at most {@link SIGN_IN_STARTS_PER_MINUTE} per client address and minute. */
   const startLimit = perMinuteLimit(app, {
@@ -164,9 +163,9 @@ export function registerOAuthSignInRoutes(
     async (request, reply) => {
       identity.hosted.checkRequest(request.query);
       return reply
-        .headers(pageHeaders(callbackOrigin))
+        .headers(roundTripPageHeaders(new URL(identity.hosted.redirectUri).origin))
         .type('text/html; charset=utf-8')
-        .send(renderSignInPage(request.query));
+        .send(renderHostedSignInPage(request.query));
     },
   );
 

@@ -17,8 +17,8 @@ import {
   SIMULATOR_PATH,
   SIMULATOR_PEOPLE,
 } from '../sso/index.ts';
+import { renderSimulatorPage, roundTripPageHeaders } from '../ui/index.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
-import { pageHeaders, renderSimulatorPage } from './pages.ts';
 
 const tags = ['sso simulator'];
 const OAuthError = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()) });
@@ -104,7 +104,7 @@ export function registerOidcSimulatorRoutes(
       const problem = simulator.authorizationProblem(params);
       if (problem) throw invalidRequest([{ location: 'query', ...problem }]);
       return reply
-        .headers(pageHeaders(new URL(params.redirect_uri!).origin))
+        .headers(roundTripPageHeaders(new URL(params.redirect_uri!).origin))
         .type('text/html; charset=utf-8')
         .send(renderSimulatorPage(params, SIMULATOR_PEOPLE, SIMULATOR_EMAIL_DOMAIN));
     },

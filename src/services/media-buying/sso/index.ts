@@ -40,8 +40,10 @@ export function createSso(deps: {
   states: SignInStates;
   config: MediaBuyingConfig;
   publicUrl: () => string;
+  /** The UI origin (read per use). */
+  uiOrigin: () => string;
 }): { client: SsoClient; simulator: OidcSimulator | undefined } {
-  const redirectUri = `${deps.config.uiOrigin}/sign-in/sso/callback`;
+  const redirectUri = () => `${deps.uiOrigin()}/sign-in/sso/callback`;
   const external = deps.config.oidc;
   if (external) {
     const client = new SsoClient(deps.db, deps.clock, deps.states, deps.accounts, deps.logger, {
@@ -54,7 +56,7 @@ export function createSso(deps: {
     });
     return { client, simulator: undefined };
   }
-  const simulator = new OidcSimulator(deps.secrets, deps.clock, deps.publicUrl, deps.config.uiOrigin);
+  const simulator = new OidcSimulator(deps.secrets, deps.clock, deps.publicUrl, deps.uiOrigin);
   const client = new SsoClient(deps.db, deps.clock, deps.states, deps.accounts, deps.logger, {
     issuer: () => simulator.issuer(),
     clientId: SIMULATOR_CLIENT_ID,

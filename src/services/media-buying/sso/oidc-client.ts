@@ -48,8 +48,8 @@ export interface SsoClientOptions {
   clientId: string;
   /** The client secret (read per request). */
   clientSecret: () => string;
-  /** Where the provider sends the browser back: `<UI origin>/sign-in/sso/callback`. */
-  redirectUri: string;
+  /** Where the provider sends the browser back: `<UI origin>/sign-in/sso/callback` (read per request). */
+  redirectUri: () => string;
   /** How requests reach the provider. */
   transport: OidcTransport;
   /** Allow an `http:` issuer (the simulator, a loopback development provider). */
@@ -146,16 +146,17 @@ export class SsoClient {
     const as = await this.authorizationServer();
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const nonce = oauth.generateRandomNonce();
+    const redirectUri = this.options.redirectUri();
     const { state, expiresAt } = await this.states.create({
       flow: 'sso',
       signupExperience,
       secrets: { codeVerifier, nonce },
-      redirectUri: this.options.redirectUri,
+      redirectUri,
       binding,
     });
     const url = new URL(as.authorization_endpoint!);
     url.searchParams.set('client_id', this.options.clientId);
-    url.searchParams.set('redirect_uri', this.options.redirectUri);
+    url.searchParams.set('redirect_uri', redirectUri);
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('scope', SCOPES);
     url.searchParams.set('state', state);

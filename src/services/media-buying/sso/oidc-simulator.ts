@@ -143,8 +143,8 @@ export class OidcSimulator {
     private readonly clock: Clock,
     /** The service's public URL (read per request: tests bind a port after the boot). */
     private readonly publicUrl: () => string,
-    /** The UI origin: the service's own SSO callback lives there. */
-    private readonly uiOrigin: string,
+    /** The UI origin, read at use: the service's own SSO callback lives there. */
+    private readonly uiOrigin: () => string,
   ) {
     this.key = derivedP256(secrets.deriveKey('media-buying:oidc-simulator:signing-key'));
     this.clientKey = secrets.deriveKey('media-buying:oidc-simulator:client-secret');
@@ -223,8 +223,8 @@ export class OidcSimulator {
       return { field: 'redirect_uri', message: 'must be an absolute http(s) URL without a fragment' };
     // Never an open redirect: the service's own UI origin, or a loopback address (RFC 8252 section 7.3: a client on
     // this machine, such as another local instance), which no one else can receive on.
-    if (redirect.origin !== this.uiOrigin && !isLoopbackHost(redirect.hostname))
-      return { field: 'redirect_uri', message: `must be on ${this.uiOrigin} or a loopback address` };
+    if (redirect.origin !== this.uiOrigin() && !isLoopbackHost(redirect.hostname))
+      return { field: 'redirect_uri', message: `must be on ${this.uiOrigin()} or a loopback address` };
     if (params.response_type !== 'code') return { field: 'response_type', message: 'must be code' };
     if (!(params.scope ?? '').split(' ').includes('openid'))
       return { field: 'scope', message: 'must include openid' };

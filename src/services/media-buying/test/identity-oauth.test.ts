@@ -574,7 +574,6 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
 
 describe('media-buying SSO against a configured external issuer', () => {
   test('MEDIA_BUYING_OIDC_* is validated at start', () => {
-    const base = 'http://127.0.0.1:4100';
     const bad: Record<string, string>[] = [
       {
         MEDIA_BUYING_OIDC_ISSUER: 'http://idp.example.com',
@@ -594,29 +593,22 @@ describe('media-buying SSO against a configured external issuer', () => {
         MEDIA_BUYING_OIDC_CLIENT_SECRET: 'b',
       },
     ];
-    for (const env of bad)
-      assert.throws(() => readMediaBuyingConfig(env, base), ConfigError, JSON.stringify(env));
-    assert.equal(readMediaBuyingConfig({}, base).oidc, undefined);
+    for (const env of bad) assert.throws(() => readMediaBuyingConfig(env), ConfigError, JSON.stringify(env));
+    assert.equal(readMediaBuyingConfig({}).oidc, undefined);
     assert.deepEqual(
-      readMediaBuyingConfig(
-        {
-          MEDIA_BUYING_OIDC_ISSUER: 'https://idp.example.com/',
-          MEDIA_BUYING_OIDC_CLIENT_ID: 'media',
-          MEDIA_BUYING_OIDC_CLIENT_SECRET: 's3cret',
-        },
-        base,
-      ).oidc,
+      readMediaBuyingConfig({
+        MEDIA_BUYING_OIDC_ISSUER: 'https://idp.example.com/',
+        MEDIA_BUYING_OIDC_CLIENT_ID: 'media',
+        MEDIA_BUYING_OIDC_CLIENT_SECRET: 's3cret',
+      }).oidc,
       { issuer: 'https://idp.example.com/', clientId: 'media', clientSecret: 's3cret' },
     );
     assert.ok(
-      readMediaBuyingConfig(
-        {
-          MEDIA_BUYING_OIDC_ISSUER: 'http://localhost:9000/oidc',
-          MEDIA_BUYING_OIDC_CLIENT_ID: 'a',
-          MEDIA_BUYING_OIDC_CLIENT_SECRET: 'b',
-        },
-        base,
-      ).oidc,
+      readMediaBuyingConfig({
+        MEDIA_BUYING_OIDC_ISSUER: 'http://localhost:9000/oidc',
+        MEDIA_BUYING_OIDC_CLIENT_ID: 'a',
+        MEDIA_BUYING_OIDC_CLIENT_SECRET: 'b',
+      }).oidc,
     );
   });
 

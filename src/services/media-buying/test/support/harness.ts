@@ -8,7 +8,10 @@ import { startTestPlatform, type TestPlatform } from '../../../../../test/suppor
 import type { Clock } from '../../../../platform/clock.ts';
 import { mediaBuyingService } from '../../index.ts';
 
-/** The UI origin of test platforms (the service's default public URL). */
+/**
+ * The UI origin of test platforms that do not listen (the service's default public URL); a listening platform's UI
+ * origin is its own origin (the service reads it at each use), which `session` sends.
+ */
 export const UI_ORIGIN = 'http://127.0.0.1:4100';
 
 /** A strong password that meets the policy. */
@@ -62,6 +65,8 @@ export async function startMediaBuying(
   const platform = await startTestPlatform({ services: [mediaBuyingService], ...options });
   const app = platform.app('media-buying');
   const demo = platform.credentials('media-buying') as MediaBuyingHarness['demo'];
+  const running = platform.booted.services.get('media-buying')!;
+  const uiOrigin = () => options.env?.MEDIA_BUYING_UI_ORIGIN ?? new URL(running.ctx.publicUrl).origin;
   const call: MediaBuyingHarness['call'] = (c) =>
     app.inject({
       method: c.method ?? 'GET',
@@ -76,7 +81,7 @@ export async function startMediaBuying(
     call,
     bearer: (credential, c) =>
       call({ ...c, headers: { ...c.headers, authorization: `Bearer ${credential}` } }),
-    session: (cookie, c) => call({ ...c, headers: { origin: UI_ORIGIN, ...c.headers, cookie } }),
+    session: (cookie, c) => call({ ...c, headers: { origin: uiOrigin(), ...c.headers, cookie } }),
     ops: (c) => call({ ...c, headers: { ...c.headers, authorization: platform.operatorAuth } }),
     async signIn(email, password) {
       const res = await call({ method: 'POST', url: '/auth/password', payload: { email, password } });
