@@ -109,33 +109,21 @@ export class Signup {
 
   /**
    * Account creation (module comment): everything is checked before anything is written, in one transaction that
-   * consumes the token.
+   * consumes the token. A refused attempt consumes it too (spec "Signup": "after a failed attempt the user
+   * authenticates again for a fresh token"): the refusal is answered once the token's consumption has committed.
    * @returns the user, the organization and storefront made (or null), and the session to set.
    * @throws ApiError 422 `VALIDATION_ERROR` (refused token, form errors, plan data while the rollout is closed),
    *   403 `FORBIDDEN` (`buyer_signup_waitlisted`), 409 `CONFLICT` (the identity already has an account).
    */
   async createAccount(input: AccountInput) {
-    return this.db.transaction(async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       const row = await this.accounts.signupRecovery(tx, input.verifiedSignupToken, true);
       if (!row) throw semanticValidation([tokenRefused()]);
-      const settings = await this.organizations.settings(tx);
-      const issues = formIssues(input, settings);
-      if (issues.length > 0)
-        throw semanticValidation(
-          issues,
-          issues.some((i) => i.message.startsWith('is not accepted yet'))
-            ? 'Plan selection and signup codes are not available yet; sign up without them.'
-            : undefined,
-        );
-      const buyer = input.accountType === 'ADVERTISER' || input.accountType === 'ADVERTISER_PORTFOLIO';
-      if (buyer && settings.buyerSignup === 'waitlisted')
-        throw forbidden(
-          'Advertiser signup is waitlisted: send the advertiser preview form, and you will be invited once admitted.',
-          { reason: 'buyer_signup_waitlisted' },
-        );
-      if (await this.accounts.userOfIdentity(row.identity.id, tx))
-        throw conflict('This identity already has an account; sign in instead.');
-
+      const refusal = await this.refusalOf(tx, input, row.identity.id);
+      if (refusal) {
+        await this.accounts.consumeSignupRecovery(tx, row.token.id);
+        return { refusal };
+      }
       const user = await this.accounts.createUser(tx, row.identity, input.name.trim());
       const made = await this.organizationOf(tx, input, user.id);
       await tx.insert(accountSignups).values({
@@ -149,8 +137,35 @@ export class Signup {
       });
       await this.accounts.consumeSignupRecovery(tx, row.token.id);
       const session = await this.accounts.openSession(tx, user.id, 'signup');
-      return { user, ...made, session };
+      return { created: { user, ...made, session } };
     });
+    if ('refusal' in result) throw result.refusal;
+    return result.created;
+  }
+
+  /**
+   * Why an account cannot be created with a valid token, if it cannot: form errors, plan data while the rollout is
+   * closed, a buyer account while buyer signup is waitlisted, an identity that already has an account.
+   */
+  private async refusalOf(tx: Executor, input: AccountInput, identityId: number) {
+    const settings = await this.organizations.settings(tx);
+    const issues = formIssues(input, settings);
+    if (issues.length > 0)
+      return semanticValidation(
+        issues,
+        issues.some((i) => i.message.startsWith('is not accepted yet'))
+          ? 'Plan selection and signup codes are not available yet; sign up without them.'
+          : undefined,
+      );
+    const buyer = input.accountType === 'ADVERTISER' || input.accountType === 'ADVERTISER_PORTFOLIO';
+    if (buyer && settings.buyerSignup === 'waitlisted')
+      return forbidden(
+        'Advertiser signup is waitlisted: send the advertiser preview form, and you will be invited once admitted.',
+        { reason: 'buyer_signup_waitlisted' },
+      );
+    if (await this.accounts.userOfIdentity(identityId, tx))
+      return conflict('This identity already has an account; sign in instead.');
+    return undefined;
   }
 
   /** The organization (administered by `userId`) and storefront of a new account, per its type (module comment). */

@@ -48,6 +48,14 @@ describe('media-buying identity: the interrupted signup and password resets', ()
     return { email, password, token: signupToken(verified) };
   };
   const create = (body: Record<string, unknown>) => post(app(), '/api/v2/signup/accounts', body);
+  /** Signs in again: a fresh signup-recovery token (a refused creation spent the previous one). */
+  const freshToken = async (email: string, password: string) =>
+    signupToken(await post(app(), '/auth/password', { email, password }));
+  /** A creation refused because its token is spent. */
+  const assertSpent = (res: Awaited<ReturnType<typeof create>>) => {
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().error.field, 'verifiedSignupToken');
+  };
   const tables = ['users', 'organizations', 'memberships', 'storefronts', 'account_signups', 'sessions'];
 
   before(async () => {
@@ -189,8 +197,8 @@ describe('media-buying identity: the interrupted signup and password resets', ()
     assert.deepEqual(rows, [{ account_type: 'MEDIA_COMPANY', plan: null, signup_code: null }]);
   });
 
-  test('plan selection and signup codes are refused while the plan rollout is closed; the refusal leaves the token usable', async () => {
-    const { token } = await interrupted();
+  test('plan selection and signup codes are refused while the plan rollout is closed; a refused attempt spends the token', async () => {
+    const { email, password, token } = await interrupted();
     const form = {
       verifiedSignupToken: token,
       accountType: 'MEDIA_COMPANY',
@@ -199,6 +207,7 @@ describe('media-buying identity: the interrupted signup and password resets', ()
     };
     const before = await counts(platform, tables);
     for (const extra of [{ plan: 'growth' }, { signupCode: 'EARLY-2026' }]) {
+      form.verifiedSignupToken = await freshToken(email, password);
       const res = await create({ ...form, ...extra });
       assert.equal(res.statusCode, 422, res.body);
       const field = Object.keys(extra)[0]!;
@@ -218,7 +227,13 @@ describe('media-buying identity: the interrupted signup and password resets', ()
       });
     }
     assert.deepEqual(await counts(platform, tables), before, 'nothing written');
-    assert.equal((await create(form)).statusCode, 201, 'the token still works');
+    // "After a failed attempt the user authenticates again for a fresh token": the refused token is spent.
+    assertSpent(await create(form));
+    assert.notEqual(form.verifiedSignupToken, token);
+    assert.equal(
+      (await create({ ...form, verifiedSignupToken: await freshToken(email, password) })).statusCode,
+      201,
+    );
 
     await settings({ planRollout: 'open' });
     try {
@@ -253,9 +268,11 @@ describe('media-buying identity: the interrupted signup and password resets', ()
   });
 
   test('buyer accounts are refused while buyer signup is waitlisted and admitted once it is open; a developer gets no organization', async () => {
-    const { token } = await interrupted();
+    const { email, password } = await interrupted();
     const before = await counts(platform, tables);
+    let token = '';
     for (const accountType of ['ADVERTISER', 'ADVERTISER_PORTFOLIO']) {
+      token = await freshToken(email, password);
       const res = await create({
         verifiedSignupToken: token,
         accountType,
@@ -267,11 +284,12 @@ describe('media-buying identity: the interrupted signup and password resets', ()
       assert.deepEqual(res.json().error.details, { reason: 'buyer_signup_waitlisted' });
     }
     assert.deepEqual(await counts(platform, tables), before);
+    assertSpent(await create({ verifiedSignupToken: token, accountType: 'DEVELOPER', name: 'B' }));
 
     await settings({ buyerSignup: 'open' });
     try {
       const res = await create({
-        verifiedSignupToken: token,
+        verifiedSignupToken: await freshToken(email, password),
         accountType: 'ADVERTISER',
         name: 'B',
         organizationName: 'B Ads',
