@@ -1,7 +1,7 @@
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import ipaddr from 'ipaddr.js';
+import { isLoopbackAddress } from './addresses.ts';
 import type { Clock } from './clock.ts';
 import { type ApiError, platformError } from './errors.ts';
 import type { ServiceApp } from './http.ts';
@@ -53,7 +53,7 @@ function limitAuthenticationFailures(
     : memoryFailureCounter(options.clock);
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url;
-    if (url === '/healthz' || url === '/readyz' || isLoopback(request.ip)) return;
+    if (url === '/healthz' || url === '/readyz' || isLoopbackAddress(request.ip)) return;
     const window = await counter.peek(request.ip).catch(() => undefined);
     if (window && window.count >= AUTH_FAILURES_PER_MINUTE) {
       const retryAfter = String(Math.max(1, Math.ceil(window.ttlMs / 1000)));
@@ -65,16 +65,9 @@ function limitAuthenticationFailures(
     }
   });
   app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode === 401 && !isLoopback(request.ip))
+    if (reply.statusCode === 401 && !isLoopbackAddress(request.ip))
       await counter.count(request.ip).catch(() => undefined);
   });
-}
-
-/** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-function isLoopback(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const parsed = ipaddr.process(address);
-  return parsed.range() === 'loopback';
 }
 
 /** A fixed-window counter of failures per key: `count` adds one, `peek` reads the current window. */

@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../../platform/addresses.ts';
 import { ConfigError } from '../../platform/errors.ts';
 
 /** Settings of the media-buying service (`MEDIA_BUYING_...`). */
@@ -120,11 +121,6 @@ export function readMediaBuyingConfig(env: Env): MediaBuyingConfig {
     productBrandWordmarkUrl: wordmark,
     requestsPerMinute,
   };
-}
-
-/** True for a loopback host name (`localhost`, 127.0.0.0/8, `[::1]`). */
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /** The external OpenID Connect provider settings (`MediaBuyingConfig.oidc`). @throws ConfigError. */

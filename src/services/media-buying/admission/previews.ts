@@ -17,6 +17,7 @@
  *   window answers the first one (`duplicate: true`) without storing or mailing anything.
  */
 import { and, asc, count, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import { clientBucket, isLoopbackAddress } from '../../../platform/addresses.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
@@ -70,11 +71,6 @@ export interface PreviewRecord {
 
 type PreviewRow = typeof advertiserPreviews.$inferSelect;
 
-/** True for a loopback address. */
-function isLoopback(ip: string): boolean {
-  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
-}
-
 /** The advertiser preview forms (module comment). */
 export class AdvertiserPreviews {
   constructor(
@@ -96,7 +92,7 @@ export class AdvertiserPreviews {
       message: form.message?.trim() || null,
       signupExperience: form.signupExperience ?? null,
     };
-    const address = isLoopback(clientAddress) ? null : clientAddress;
+    const address = isLoopbackAddress(clientAddress) ? null : clientBucket(clientAddress);
     return this.db.transaction(async (tx) => {
       if ((await this.organizations.settings(tx)).buyerSignup === 'open')
         throw conflict(

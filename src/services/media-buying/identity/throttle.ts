@@ -6,6 +6,7 @@
  * everyone would lock everyone out.
  */
 import { inArray, lt, sql } from 'drizzle-orm';
+import { clientBucket, isLoopbackAddress } from '../../../platform/addresses.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import { signInThrottle } from '../db/schema.ts';
@@ -29,18 +30,13 @@ export interface ThrottleBucket {
   max: number;
 }
 
-/** True for a loopback address (not counted per address; module comment). */
-function isLoopback(ip: string): boolean {
-  return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1' || ip.startsWith('127.');
-}
-
 /** The sign-in failure buckets of an account (a normalized email) and a client address. */
 export function signInBuckets(email: string, clientAddress: string): ThrottleBucket[] {
   return [
     { bucket: `account:${email}`, max: ACCOUNT_FAILURES_PER_WINDOW },
-    ...(isLoopback(clientAddress)
+    ...(isLoopbackAddress(clientAddress)
       ? []
-      : [{ bucket: `address:${clientAddress}`, max: ADDRESS_FAILURES_PER_WINDOW }]),
+      : [{ bucket: `address:${clientBucket(clientAddress)}`, max: ADDRESS_FAILURES_PER_WINDOW }]),
   ];
 }
 
@@ -48,9 +44,9 @@ export function signInBuckets(email: string, clientAddress: string): ThrottleBuc
 export function mailBuckets(email: string, clientAddress: string): ThrottleBucket[] {
   return [
     { bucket: `mail:${email}`, max: MAILS_PER_EMAIL_PER_WINDOW },
-    ...(isLoopback(clientAddress)
+    ...(isLoopbackAddress(clientAddress)
       ? []
-      : [{ bucket: `mail-address:${clientAddress}`, max: MAILS_PER_ADDRESS_PER_WINDOW }]),
+      : [{ bucket: `mail-address:${clientBucket(clientAddress)}`, max: MAILS_PER_ADDRESS_PER_WINDOW }]),
   ];
 }
 

@@ -19,6 +19,7 @@
 import { createECDH, createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { isLoopbackHost } from '../../../platform/addresses.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { constantTimeEqual, hmacSha256, type SecretBox } from '../../../platform/crypto.ts';
 import { randomToken } from '../../../platform/ids.ts';
@@ -349,9 +350,4 @@ export class OidcSimulator {
       headers: { 'content-type': 'application/json', ...answer.headers },
     });
   }
-}
-
-/** True for a loopback host name or address (`localhost`, 127.0.0.0/8, `[::1]`). */
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
