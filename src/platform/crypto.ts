@@ -92,6 +92,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
+/** The PKCE S256 code challenge of a code verifier (RFC 7636 section 4.2): BASE64URL(SHA-256(ASCII(verifier))). */
+export function pkceS256Challenge(verifier: string): string {
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+}
+
 /**
  * AES-256-GCM for secrets that must be read back (webhook signing secrets, stored message text).
  * Ciphertext format: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>` with a 12-byte random IV and 16-byte tag.

@@ -22,7 +22,7 @@ import {
   users,
   widgetTokens,
 } from '../db/schema.ts';
-import { credentialInvalid } from '../media-buying-errors.ts';
+import { invalidSignIn } from '../media-buying-errors.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { signInBuckets, Throttle } from './throttle.ts';
 
@@ -335,7 +335,8 @@ export class Accounts {
   ): Promise<{ outcome: SignInOutcome; session?: { secret: string; maxAgeSeconds: number } }> {
     const outcome = await this.outcomeOf(identity, signupExperience, tx);
     if (outcome.kind === 'requires_signup') return { outcome };
-    if (outcome.user.disabledAt) throw credentialInvalid();
+    // A disabled account answers as a wrong password: the answer never tells that the account exists.
+    if (outcome.user.disabledAt) throw invalidSignIn();
     return { outcome, session: await this.openSession(tx, outcome.user.id, method) };
   }
 

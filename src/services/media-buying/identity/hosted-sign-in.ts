@@ -13,10 +13,9 @@
  *    redirect URI, and `BASE64URL(SHA-256(verifier)) = code_challenge`), both are consumed in one transaction and the
  *    sign-in finishes: a session cookie, or `{requiresSignup, redirectUrl}` carrying the state's routing metadata.
  */
-import { createHash } from 'node:crypto';
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import { constantTimeEqual, hashApiKey, issueApiKey } from '../../../platform/crypto.ts';
+import { constantTimeEqual, hashApiKey, issueApiKey, pkceS256Challenge } from '../../../platform/crypto.ts';
 import type { Db } from '../../../platform/database.ts';
 import { type FieldIssue, invalidRequest } from '../../../platform/errors.ts';
 import { randomToken } from '../../../platform/ids.ts';
@@ -42,11 +41,6 @@ export interface AuthorizationRequest {
 }
 
 const CODE_PATTERN = /^mbac_[A-Za-z0-9_-]{43}$/;
-
-/** BASE64URL(SHA-256(verifier)), the S256 code challenge (RFC 7636 section 4.2). */
-function s256(verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
-}
 
 /** The hosted sign-in; see the module comment. */
 export class HostedSignIn {
@@ -91,7 +85,7 @@ export class HostedSignIn {
       client_id: FIRST_PARTY_CLIENT_ID,
       redirect_uri: this.options.redirectUri(),
       state,
-      code_challenge: s256(codeVerifier),
+      code_challenge: pkceS256Challenge(codeVerifier),
       code_challenge_method: 'S256',
     }).toString();
     return { url: url.toString(), expiresAt };
@@ -185,7 +179,7 @@ export class HostedSignIn {
       row.expiresAt.getTime() <= this.clock.nowMs() ||
       row.clientId !== FIRST_PARTY_CLIENT_ID ||
       row.redirectUri !== read.redirectUri ||
-      !constantTimeEqual(row.codeChallenge, s256(read.secrets.codeVerifier))
+      !constantTimeEqual(row.codeChallenge, pkceS256Challenge(read.secrets.codeVerifier))
     )
       throw refused();
     return this.db.transaction(async (tx) => {

@@ -8,7 +8,7 @@ import { StringEnum } from '../../../platform/schemas.ts';
 import type { Caller } from '../credentials/index.ts';
 import { MEMBERSHIP_ROLES } from '../db/schema.ts';
 import type { Accounts, SignInOutcome } from '../identity/index.ts';
-import { credentialInvalid, forbidden, invalidSignIn } from '../media-buying-errors.ts';
+import { forbidden, invalidSignIn } from '../media-buying-errors.ts';
 import {
   Email,
   Envelope,
@@ -128,7 +128,7 @@ export function registerAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext
           reason: 'email_not_verified',
         });
       if (outcome.kind === 'user') {
-        if (outcome.user.disabledAt) throw credentialInvalid();
+        if (outcome.user.disabledAt) throw invalidSignIn();
         const session = await db.transaction((tx) => accounts.openSession(tx, outcome.user.id, 'password'));
         ctx.setSessionCookie(reply, session.secret, session.maxAgeSeconds);
       }

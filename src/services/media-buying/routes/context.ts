@@ -19,6 +19,7 @@ import {
   type PlatformFunction,
   resolveCaller,
 } from '../credentials/index.ts';
+import type { SignInOutcome } from '../identity/index.ts';
 import type { MediaBuyingConfig } from '../media-buying-config.ts';
 import {
   alphaOptInRequired,
@@ -29,6 +30,7 @@ import {
   termsAcceptanceRequired,
 } from '../media-buying-errors.ts';
 import type { Organizations } from '../organizations/index.ts';
+import { signInAnswer } from './auth.ts';
 
 /** The browser session cookie (host-only unless a parent domain is configured; HttpOnly; SameSite=Lax). */
 export const SESSION_COOKIE = 'mb_session';
@@ -84,9 +86,10 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   const publicUrl = new URL(deps.publicUrl());
   const secureCookies = publicUrl.protocol === 'https:';
   const host = publicUrl.hostname.toLowerCase();
+  // Only a strict parent domain of the API host: naming the host itself would widen a host-only cookie to every
+  // subdomain for nothing (rule 4: cookies are host-only unless the API host matches a configured parent domain).
   const cookieDomain =
-    deps.config.cookieDomain &&
-    (host === deps.config.cookieDomain || host.endsWith(`.${deps.config.cookieDomain}`))
+    deps.config.cookieDomain && host.endsWith(`.${deps.config.cookieDomain}`)
       ? deps.config.cookieDomain
       : undefined;
 
@@ -184,6 +187,21 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     return typeof caller === 'string' || caller.user === null ? null : caller;
   };
 
+  /** Sets the session cookie to `secret`, living `maxAgeSeconds`. */
+  const setSessionCookie = (reply: FastifyReply, secret: string, maxAgeSeconds: number) => {
+    reply.header(
+      'set-cookie',
+      serializeCookie(SESSION_COOKIE, secret, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: secureCookies,
+        path: '/',
+        maxAge: maxAgeSeconds,
+        domain: cookieDomain,
+      }),
+    );
+  };
+
   return {
     deps,
     authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
@@ -194,19 +212,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     /** The session secret of the request's cookie, if any. */
     sessionCookieOf,
     /** Sets the session cookie to `secret`, living `maxAgeSeconds`. */
-    setSessionCookie(reply: FastifyReply, secret: string, maxAgeSeconds: number) {
-      reply.header(
-        'set-cookie',
-        serializeCookie(SESSION_COOKIE, secret, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: secureCookies,
-          path: '/',
-          maxAge: maxAgeSeconds,
-          domain: cookieDomain,
-        }),
-      );
-    },
+    setSessionCookie,
     /** The value of cookie `name` of the request, if any. */
     cookieOf(request: FastifyRequest, name: string): string | undefined {
       const header = request.headers.cookie;
@@ -243,6 +249,18 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
           domain: cookieDomain,
         }),
       );
+    },
+    /** Sets the session of a finished sign-in (when it opened one) and answers it in the envelope. */
+    async signedIn(
+      reply: FastifyReply,
+      finished: { outcome: SignInOutcome; session?: { secret: string; maxAgeSeconds: number } },
+    ) {
+      if (finished.session) setSessionCookie(reply, finished.session.secret, finished.session.maxAgeSeconds);
+      return { data: await signInAnswer(finished.outcome, deps.organizations), error: null };
+    },
+    /** Marks an answer never to be stored (token answers, sign-in URLs: RFC 6749 section 5.1). */
+    noStore(reply: FastifyReply) {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     },
     ok: <T>(data: T) => ({ data, error: null }),
     list: <T>(data: T[], page: { skip: number; take: number; total: number }) => ({

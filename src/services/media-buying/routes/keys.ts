@@ -4,6 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../../platform/http.ts';
+import { forbidden } from '../media-buying-errors.ts';
 import { Envelope, ErrorEnvelope, idErrors, security, UserApiKeyRecord } from '../media-buying-schemas.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
 
@@ -159,6 +160,13 @@ export function registerKeyRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
     },
     async (request, reply) => {
       const caller = ctx.caller(request);
+      // A GET that issues a credential: a navigation from another site (which carries the Lax session cookie) is
+      // refused, as the origin rule refuses its POSTs.
+      const site = request.headers['sec-fetch-site'];
+      if (site !== undefined && site !== 'same-origin' && site !== 'none')
+        throw forbidden('A widget token is issued only to pages of this site.', {
+          reason: 'origin_not_allowed',
+        });
       reply.header('cache-control', 'no-store');
       return ctx.ok(
         await db.transaction((tx) =>

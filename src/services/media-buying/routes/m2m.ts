@@ -46,11 +46,6 @@ const OAuthError = Type.Object({
   error_description: Type.Optional(Type.String()),
 });
 
-/** Token answers and errors are never cached (RFC 6749 section 5.1). */
-function noStore(reply: FastifyReply): void {
-  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-}
-
 /** Registers the M2M application routes and the OAuth endpoints. */
 export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext): void {
   const { db, credentials, organizations } = ctx.deps;
@@ -340,7 +335,7 @@ export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
       },
     },
     async (request, reply) => {
-      noStore(reply);
+      ctx.noStore(reply);
       const body = request.body;
       if (body.grant_type !== 'client_credentials')
         return reply.code(400).send({
@@ -429,6 +424,7 @@ function invalidClient(reply: FastifyReply) {
 function oauthErrorFormat(error: { status: number; message: string }): { body: unknown } {
   if (error.status === 401) return { body: { error: 'invalid_client', error_description: error.message } };
   if (error.status >= 500) return { body: { error: 'server_error', error_description: error.message } };
-  if (error.status === 429) return { body: { error: 'slow_down', error_description: error.message } };
+  if (error.status === 429)
+    return { body: { error: 'temporarily_unavailable', error_description: error.message } };
   return { body: { error: 'invalid_request', error_description: error.message } };
 }

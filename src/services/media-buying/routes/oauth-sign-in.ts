@@ -7,7 +7,7 @@
  * envelope (`identity/sign-in-states.ts` has the cases).
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import { clientBucket } from '../../../platform/addresses.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
@@ -23,7 +23,7 @@ import { formatLegacyAuthError, rateLimited } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
 import type { SsoClient } from '../sso/index.ts';
 import { renderHostedSignInPage, roundTripPageHeaders } from '../ui/index.ts';
-import { SignInResult, signInAnswer } from './auth.ts';
+import { SignInResult } from './auth.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
 
 /** The flat 503 of the four legacy auth endpoints (spec "Errors"). */
@@ -84,10 +84,11 @@ const html = { description: 'HTML page', type: 'string' } as const;
 /** Sign-in round trips one client address may start per minute (each stores a state). */
 export const SIGN_IN_STARTS_PER_MINUTE = 100;
 
-/** Token and sign-in answers are never cached. */
-function noStore(reply: FastifyReply): void {
-  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-}
+/**
+ * Round-trip completions one client address may send per minute: a refused callback consumes nothing, and an SSO
+ * callback calls the provider's token endpoint, so retries are bounded.
+ */
+export const SIGN_IN_COMPLETIONS_PER_MINUTE = 30;
 
 /** Registers the hosted sign-in and SSO routes. */
 export function registerOAuthSignInRoutes(
@@ -95,13 +96,12 @@ export function registerOAuthSignInRoutes(
   ctx: MediaBuyingRouteContext,
   deps: { accounts: Accounts; identity: IdentityFlows; sso: SsoClient },
 ): void {
-  const { organizations } = ctx.deps;
   const { identity, sso } = deps;
 
   /** Each start stores a state: at most {@link SIGN_IN_STARTS_PER_MINUTE} per client address and minute. */
   const startLimit = perMinuteLimit(app, {
     max: () => SIGN_IN_STARTS_PER_MINUTE,
-    bucket: (request) => `sign-in-start:${request.ip}`,
+    bucket: (request) => `sign-in-start:${clientBucket(request.ip)}`,
     exceeded: (retryAfterSeconds, max) =>
       rateLimited(
         `More than ${max} sign-ins started per minute from this address; retry later.`,
@@ -109,12 +109,16 @@ export function registerOAuthSignInRoutes(
       ),
   });
 
-  /** Sets the session of a finished sign-in and answers it. */
-  const answer = async (reply: FastifyReply, finished: Awaited<ReturnType<Accounts['finishSignIn']>>) => {
-    if (finished.session)
-      ctx.setSessionCookie(reply, finished.session.secret, finished.session.maxAgeSeconds);
-    return ctx.ok(await signInAnswer(finished.outcome, organizations));
-  };
+  /** Each completion may call the provider: at most {@link SIGN_IN_COMPLETIONS_PER_MINUTE} per client address. */
+  const completionLimit = perMinuteLimit(app, {
+    max: () => SIGN_IN_COMPLETIONS_PER_MINUTE,
+    bucket: (request) => `sign-in-completion:${clientBucket(request.ip)}`,
+    exceeded: (retryAfterSeconds, max) =>
+      rateLimited(
+        `More than ${max} sign-in completions per minute from this address; retry later.`,
+        retryAfterSeconds,
+      ),
+  });
 
   app.get(
     '/auth/url',
@@ -136,7 +140,7 @@ export function registerOAuthSignInRoutes(
       },
     },
     async (request, reply) => {
-      noStore(reply);
+      ctx.noStore(reply);
       const binding = browserBinding(ctx.cookieOf(request, BROWSER_BINDING_COOKIE));
       const started = await identity.hosted.start(request.query.signup_experience ?? null, binding);
       ctx.setFlowCookie(reply, BROWSER_BINDING_COOKIE, binding, STATE_SECONDS);
@@ -218,7 +222,7 @@ export function registerOAuthSignInRoutes(
     async (request, reply) => {
       const { email, password, ...authorization } = request.body;
       const redirectUrl = await identity.hosted.authorize(authorization, { email, password }, request.ip);
-      noStore(reply);
+      ctx.noStore(reply);
       if (/^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? ''))
         return reply.code(303).header('location', redirectUrl).send(null);
       return ctx.ok({ redirectUrl });
@@ -228,7 +232,7 @@ export function registerOAuthSignInRoutes(
   app.post(
     '/auth/token',
     {
-      onRequest: ctx.anonymous,
+      onRequest: [...ctx.anonymous, completionLimit],
       config: { errorFormat: formatLegacyAuthError },
       schema: {
         operationId: 'completeSignIn',
@@ -260,9 +264,12 @@ export function registerOAuthSignInRoutes(
       },
     },
     async (request, reply) => {
-      noStore(reply);
+      ctx.noStore(reply);
       const binding = ctx.cookieOf(request, BROWSER_BINDING_COOKIE);
-      return answer(reply, await identity.hosted.complete(request.body.code, request.body.state, binding));
+      return ctx.signedIn(
+        reply,
+        await identity.hosted.complete(request.body.code, request.body.state, binding),
+      );
     },
   );
 
@@ -287,7 +294,7 @@ export function registerOAuthSignInRoutes(
       },
     },
     async (request, reply) => {
-      noStore(reply);
+      ctx.noStore(reply);
       const binding = browserBinding(ctx.cookieOf(request, BROWSER_BINDING_COOKIE));
       const started = await sso.start(request.query.signup_experience ?? null, binding);
       ctx.setFlowCookie(reply, BROWSER_BINDING_COOKIE, binding, STATE_SECONDS);
@@ -298,7 +305,7 @@ export function registerOAuthSignInRoutes(
   app.post(
     '/auth/sso/callback',
     {
-      onRequest: ctx.anonymous,
+      onRequest: [...ctx.anonymous, completionLimit],
       config: { errorFormat: formatLegacyAuthError },
       schema: {
         operationId: 'completeSsoSignIn',
@@ -342,8 +349,8 @@ export function registerOAuthSignInRoutes(
       },
     },
     async (request, reply) => {
-      noStore(reply);
-      return answer(
+      ctx.noStore(reply);
+      return ctx.signedIn(
         reply,
         await sso.complete({ ...request.body, binding: ctx.cookieOf(request, BROWSER_BINDING_COOKIE) }),
       );

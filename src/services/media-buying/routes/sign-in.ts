@@ -5,12 +5,11 @@
  * `POST /auth/password` (a session cookie, or `{requiresSignup: true, redirectUrl}`).
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { type Accounts, GENERIC_MESSAGES, type IdentityFlows } from '../identity/index.ts';
 import { invalidSignInCode } from '../media-buying-errors.ts';
 import { Email, Envelope, ErrorEnvelope } from '../media-buying-schemas.ts';
-import { SignInResult, signInAnswer } from './auth.ts';
+import { SignInResult } from './auth.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
 
 const Generic = Envelope(
@@ -24,24 +23,13 @@ const NewPassword = Type.String({
 });
 const Code = Type.String({ pattern: '^[0-9]{6}$', description: 'The six digits of the mail.' });
 
-/** What a finished sign-in gives the route: the outcome, and the session to set when there is one. */
-type Finished = Awaited<ReturnType<Accounts['finishSignIn']>>;
-
 /** Registers the signup, code and password-reset routes. */
 export function registerSignInRoutes(
   app: ServiceApp,
   ctx: MediaBuyingRouteContext,
   deps: { accounts: Accounts; identity: IdentityFlows },
 ): void {
-  const { organizations } = ctx.deps;
   const { accounts, identity } = deps;
-
-  /** Sets the session of a finished sign-in and answers it. */
-  const answer = async (reply: FastifyReply, finished: Finished) => {
-    if (finished.session)
-      ctx.setSessionCookie(reply, finished.session.secret, finished.session.maxAgeSeconds);
-    return ctx.ok(await signInAnswer(finished.outcome, organizations));
-  };
 
   app.post(
     '/auth/signup',
@@ -153,7 +141,7 @@ export function registerSignInRoutes(
         (tx, verified) => accounts.finishSignIn(tx, verified, 'magic_code', null),
       );
       if (finished === undefined) throw invalidSignInCode();
-      return answer(reply, finished);
+      return ctx.signedIn(reply, finished);
     },
   );
 
@@ -228,7 +216,7 @@ export function registerSignInRoutes(
         const reset = await identity.resets.confirm(tx, request.body.token, request.body.password);
         return accounts.finishSignIn(tx, reset, 'reset', null);
       });
-      return answer(reply, finished);
+      return ctx.signedIn(reply, finished);
     },
   );
 }

@@ -20,8 +20,14 @@ import { createECDH, createHash, createPrivateKey, type KeyObject } from 'node:c
 import { calculateJwkThumbprint, type JWK, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { isLoopbackHost } from '../../../platform/addresses.ts';
+import { basicCredentials } from '../../../platform/auth.ts';
 import type { Clock } from '../../../platform/clock.ts';
-import { constantTimeEqual, hmacSha256, type SecretBox } from '../../../platform/crypto.ts';
+import {
+  constantTimeEqual,
+  hmacSha256,
+  pkceS256Challenge,
+  type SecretBox,
+} from '../../../platform/crypto.ts';
 import { randomToken } from '../../../platform/ids.ts';
 
 /** Where the simulator is served, under the service's public URL. */
@@ -115,17 +121,8 @@ function clientCredentials(
   authorization: string | undefined,
 ): { id: string; secret: string } | 'malformed' | undefined {
   if (authorization !== undefined) {
-    const match = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(authorization);
-    if (!match || form.client_secret !== undefined) return 'malformed';
-    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) return 'malformed';
-    try {
-      const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-      return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
-    } catch {
-      return 'malformed';
-    }
+    const basic = basicCredentials(authorization);
+    return basic === undefined || form.client_secret !== undefined ? 'malformed' : basic;
   }
   if (form.client_id !== undefined && form.client_secret !== undefined)
     return { id: form.client_id, secret: form.client_secret };
@@ -290,7 +287,7 @@ export class OidcSimulator {
       return invalidGrant();
     }
     const verifier = form.code_verifier ?? '';
-    const challenge = createHash('sha256').update(verifier, 'ascii').digest('base64url');
+    const challenge = pkceS256Challenge(verifier);
     if (
       code.expiresAtMs <= this.clock.nowMs() ||
       code.clientId !== client.id ||

@@ -348,6 +348,13 @@ describe('media buying: widget tokens, buyer agents, agent registrations, MCP cr
     });
     const byKey = await h.bearer(h.demo.apiKey, { url: '/api/v2/user-api-keys/widget-token' });
     assert.equal(byKey.statusCode, 403);
+    // A navigation from another site (it carries the Lax cookie) issues nothing.
+    const crossSite = await h.session(cookie, {
+      url: '/api/v2/user-api-keys/widget-token',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    assert.equal(crossSite.statusCode, 403);
+    assert.equal(envelopeError(crossSite).details?.reason, 'origin_not_allowed');
     const issued = await h.session(cookie, { url: '/api/v2/user-api-keys/widget-token' });
     assert.equal(issued.statusCode, 200);
     assert.equal(issued.headers['cache-control'], 'no-store');
@@ -652,11 +659,18 @@ describe('media buying: sessions', () => {
     assert.equal((await h.ops({ method: 'POST', url: `/_ops/users/${userId}/disable` })).statusCode, 200);
     assert.equal((await h.session(cookie, { url: '/auth/me' })).statusCode, 401);
     assert.equal((await h.bearer(key, { url: '/auth/me' })).statusCode, 401);
-    assert.equal(
-      (await h.call({ method: 'POST', url: '/auth/password', payload: { email, password: STRONG_PASSWORD } }))
-        .statusCode,
-      401,
-    );
+    const disabled = await h.call({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { email, password: STRONG_PASSWORD },
+    });
+    assert.equal(disabled.statusCode, 401);
+    const wrong = await h.call({
+      method: 'POST',
+      url: '/auth/password',
+      payload: { email, password: 'wrong guess 123' },
+    });
+    assert.deepEqual(disabled.json(), wrong.json(), 'a disabled account answers as a wrong password');
   });
 });
 
@@ -665,6 +679,8 @@ describe('media buying: the session cookie on https and under a parent domain (r
     const cases = [
       { url: 'https://api.media.example.com', domain: 'media.example.com', expectDomain: true },
       { url: 'https://api.other.example', domain: 'media.example.com', expectDomain: false },
+      // The API host itself is not a parent domain: the cookie stays host-only.
+      { url: 'https://media.example.com', domain: 'media.example.com', expectDomain: false },
     ];
     for (const c of cases) {
       const platform: TestPlatform = await startTestPlatform({

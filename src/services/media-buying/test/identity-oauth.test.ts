@@ -518,6 +518,21 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
     assert.equal((await post(app(), '/auth/sso/callback', honest)).statusCode, 200);
   });
 
+  test('one client address completes at most 30 round trips a minute (an SSO completion calls the provider)', async () => {
+    const from = { remoteAddress: '192.0.2.77' };
+    const body = { code: 'mbac_' + 'a'.repeat(43), state: 'mbst_' + 'b'.repeat(43) };
+    for (let i = 0; i < 30; i++)
+      assert.equal(
+        (await post(app(), i % 2 ? '/auth/token' : '/auth/sso/callback', body, from)).statusCode,
+        422,
+      );
+    const limited = await post(app(), '/auth/token', body, from);
+    assert.equal(limited.statusCode, 429);
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+    assert.equal((await post(app(), '/auth/token', body, { remoteAddress: '192.0.2.78' })).statusCode, 422);
+    clock.advance(61_000);
+  });
+
   test('the simulator refuses a bad authorization request without redirecting, and a wrong client secret', async () => {
     const { params } = await start('sso');
     const noPkce = { ...params, code_challenge_method: 'plain' };
