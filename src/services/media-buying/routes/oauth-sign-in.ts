@@ -81,6 +81,16 @@ const AuthorizationQuery = Type.Object({
 
 const html = { description: 'HTML page', type: 'string' } as const;
 
+/** The answers of a round trip's completion (`POST /auth/token`, `POST /auth/sso/callback`). */
+const completionAnswers = {
+  200: Envelope(SignInResult),
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  422: ErrorEnvelope,
+  503: Unavailable,
+};
+
 /** Sign-in round trips one client address may start per minute (each stores a state). */
 export const SIGN_IN_STARTS_PER_MINUTE = 100;
 
@@ -253,14 +263,7 @@ export function registerOAuthSignInRoutes(
             },
           ],
         }),
-        response: {
-          200: Envelope(SignInResult),
-          400: ErrorEnvelope,
-          401: ErrorEnvelope,
-          403: ErrorEnvelope,
-          422: ErrorEnvelope,
-          503: Unavailable,
-        },
+        response: completionAnswers,
       },
     },
     async (request, reply) => {
@@ -338,14 +341,7 @@ export function registerOAuthSignInRoutes(
             ],
           },
         ),
-        response: {
-          200: Envelope(SignInResult),
-          400: ErrorEnvelope,
-          401: ErrorEnvelope,
-          403: ErrorEnvelope,
-          422: ErrorEnvelope,
-          503: Unavailable,
-        },
+        response: completionAnswers,
       },
     },
     async (request, reply) => {

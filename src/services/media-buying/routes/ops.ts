@@ -114,48 +114,31 @@ export function registerOpsRoutes(
     );
   }
 
-  app.put(
-    '/_ops/organizations/:organizationId/alpha/:feature',
-    {
+  for (const enabled of [true, false]) {
+    app.route({
+      method: enabled ? 'PUT' : 'DELETE',
+      url: '/_ops/organizations/:organizationId/alpha/:feature',
       config: { optionalJsonBody: true },
       schema: {
         ...ops,
-        operationId: 'opsOptInAlpha',
-        summary: 'Opt an organization into an alpha feature',
+        operationId: enabled ? 'opsOptInAlpha' : 'opsOptOutAlpha',
+        summary: enabled
+          ? 'Opt an organization into an alpha feature'
+          : 'Opt an organization out of an alpha feature',
         params: Type.Object({
           organizationId: Type.String({ minLength: 1, maxLength: 64 }),
           feature: StringEnum(ALPHA_FEATURES),
         }),
         response: { 200: Type.Object({ features: Type.Array(Type.String()) }), ...errors },
       },
-    },
-    async (request) => {
-      const org = await organizations.byPublicId(request.params.organizationId);
-      await db.transaction((tx) => organizations.setAlpha(tx, org.id, request.params.feature, true));
-      return { features: await organizations.alphaFeatures(org.id) };
-    },
-  );
-
-  app.delete(
-    '/_ops/organizations/:organizationId/alpha/:feature',
-    {
-      schema: {
-        ...ops,
-        operationId: 'opsOptOutAlpha',
-        summary: 'Opt an organization out of an alpha feature',
-        params: Type.Object({
-          organizationId: Type.String({ minLength: 1, maxLength: 64 }),
-          feature: StringEnum(ALPHA_FEATURES),
-        }),
-        response: { 200: Type.Object({ features: Type.Array(Type.String()) }), ...errors },
+      handler: async (request) => {
+        const params = request.params as { organizationId: string; feature: (typeof ALPHA_FEATURES)[number] };
+        const org = await organizations.byPublicId(params.organizationId);
+        await db.transaction((tx) => organizations.setAlpha(tx, org.id, params.feature, enabled));
+        return { features: await organizations.alphaFeatures(org.id) };
       },
-    },
-    async (request) => {
-      const org = await organizations.byPublicId(request.params.organizationId);
-      await db.transaction((tx) => organizations.setAlpha(tx, org.id, request.params.feature, false));
-      return { features: await organizations.alphaFeatures(org.id) };
-    },
-  );
+    });
+  }
 
   app.post(
     '/_ops/organizations/:organizationId/members',
