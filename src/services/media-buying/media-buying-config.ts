@@ -11,7 +11,7 @@ export interface MediaBuyingConfig {
   uiOrigin: string | undefined;
   /**
    * `MEDIA_BUYING_COOKIE_DOMAIN` (default unset: host-only cookies): a parent domain (`example.com`) the session
-   * cookie is scoped to, used only when the service's host is that domain or under it (rule 4).
+   * cookie is scoped to, used only when it is a strict parent of the service's host (rule 4).
    */
   cookieDomain: string | undefined;
   /** `MEDIA_BUYING_SMTP_URL` (default unset: mail goes to the outbox table, read on `/_ops/mail`). */

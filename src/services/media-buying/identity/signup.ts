@@ -6,9 +6,9 @@
  *
  * - The token (`mbv_`, ten minutes, bound to the identity's subject and email) is read under a row lock and consumed
  *   in the transaction that creates the account: two concurrent creations with one token make one account; the other
- *   is refused (422). A request refused before anything is written (a form error, the plan rollout, the buyer
- *   waitlist) leaves the token usable for the rest of its ten minutes; a consumed, expired or rebound token needs a
- *   new sign-in.
+ *   is refused (422). A refused attempt (a form error, the plan rollout, the buyer waitlist, an identity that has an
+ *   account) spends the token and writes nothing else (spec "Signup": after a failed attempt the user authenticates
+ *   again); a consumed, expired or rebound token needs a new sign-in.
  * - Account types (`accountType`, chosen in the form; `signup_experience` only preselects it and grants nothing):
  *   `MEDIA_COMPANY` creates the user, an admitted Seller Account with the user as administrator, and its first
  *   storefront; `ADVERTISER` and `ADVERTISER_PORTFOLIO` create the user and an admitted Buyer Account with the user as

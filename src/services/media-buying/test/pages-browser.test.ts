@@ -410,6 +410,13 @@ describe('media buying pages in Chromium', () => {
       (await page.textContent('#active-organization')) ?? '',
       /^New Media Co \(Seller Account, admin\)$/,
     );
+    // The password chosen on the page is the account's: it signs in.
+    const signIn = await fetch(`${base}/auth/password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'katherine@new-media.example', password: NEW_PASSWORD }),
+    });
+    assert.equal(signIn.status, 200, await signIn.text());
     assert.deepEqual(problems, []);
     await context.close();
   });

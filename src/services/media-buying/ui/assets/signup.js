@@ -68,9 +68,11 @@
       event.preventDefault();
       say('signup-error', '');
       busy(event.target, async () => {
+        // The password chosen above goes with the code: that is what sets it (the code alone only proves the email).
         const answer = await api('POST', '/auth/verify-code', {
           email: byId('signup-email').value,
           code: byId('signup-code').value.trim(),
+          password: byId('signup-password').value,
         });
         if (answer.status === 200) afterSignIn(answer.body.data, '/account');
         else say('signup-error', errorMessage(answer));
