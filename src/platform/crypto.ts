@@ -5,18 +5,9 @@ import {
   createHmac,
   hkdfSync,
   randomBytes,
-  scrypt as scryptCb,
   timingSafeEqual,
 } from 'node:crypto';
-import { promisify } from 'node:util';
 import { randomToken } from './ids.ts';
-
-const scrypt = promisify(scryptCb) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: object,
-) => Promise<Buffer>;
 
 /**
  * A newly issued API key: `plaintext` is shown to its owner once; only `hash` (and the short `hint`) is stored.
@@ -37,7 +28,7 @@ export function issueApiKey(prefix: string): IssuedApiKey {
 
 /**
  * SHA-256 of an API key, lowercase hex (64 characters). API keys carry 256 random bits, so a fast unsalted hash
- * is the standard storage (a lookup by hash is then a unique-index hit); passwords use {@link hashPassword}.
+ * is the standard storage (a lookup by hash is then a unique-index hit); passwords use argon2id (`passwords.ts`).
  */
 export function hashApiKey(plaintext: string): string {
   return createHash('sha256').update(plaintext, 'utf8').digest('hex');
@@ -53,43 +44,6 @@ export function constantTimeEqual(a: string, b: string): boolean {
 /** HMAC-SHA256 of `data` under `key`, as raw bytes. */
 export function hmacSha256(key: Buffer | string, data: Buffer | string): Buffer {
   return createHmac('sha256', key).update(data).digest();
-}
-
-const SCRYPT_N = 16384;
-const SCRYPT_R = 8;
-const SCRYPT_P = 1;
-const SCRYPT_KEYLEN = 32;
-
-/**
- * Hashes a password with scrypt (N=16384, r=8, p=1, 16-byte salt, 32-byte key).
- * Returns `scrypt$N$r$p$<salt b64url>$<hash b64url>`, self-describing so parameters can be raised later.
- */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, SCRYPT_KEYLEN, { N: SCRYPT_N, r: SCRYPT_R, p: SCRYPT_P });
-  return `scrypt$${SCRYPT_N}$${SCRYPT_R}$${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
-
-/**
- * Verifies a password against a {@link hashPassword} string, in constant time. False on any malformed hash
- * (wrong field count, empty salt, a hash under 16 bytes, scrypt parameters scrypt refuses); never throws for those.
- */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
-  const [, n, r, p, saltB64, hashB64] = parts as [string, string, string, string, string, string];
-  const expected = Buffer.from(hashB64, 'base64url');
-  const salt = Buffer.from(saltB64, 'base64url');
-  // A stored hash shorter than 16 bytes (an empty one would compare equal to an empty key) or without salt is
-  // malformed, never a match.
-  if (expected.length < 16 || salt.length === 0) return false;
-  let key: Buffer;
-  try {
-    key = await scrypt(password, salt, expected.length, { N: Number(n), r: Number(r), p: Number(p) });
-  } catch {
-    return false; // parameters scrypt refuses (N not a power of two, non-numeric, memory limit)
-  }
-  return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
 /** The PKCE S256 code challenge of a code verifier (RFC 7636 section 4.2): BASE64URL(SHA-256(ASCII(verifier))). */

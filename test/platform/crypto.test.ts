@@ -4,11 +4,9 @@ import { describe, test } from 'node:test';
 import {
   constantTimeEqual,
   hashApiKey,
-  hashPassword,
   hmacSha256,
   issueApiKey,
   SecretBox,
-  verifyPassword,
 } from '../../src/platform/crypto.ts';
 
 describe('platform: crypto', () => {
@@ -35,35 +33,6 @@ describe('platform: crypto', () => {
     assert.deepEqual(hmacSha256('k', 'data'), expected);
     assert.deepEqual(hmacSha256(Buffer.from('k'), Buffer.from('data')), expected);
     assert.notDeepEqual(hmacSha256('k2', 'data'), expected);
-  });
-
-  test('hashPassword is salted and self-describing; verifyPassword checks it', async () => {
-    const h1 = await hashPassword('correct horse');
-    const h2 = await hashPassword('correct horse');
-    assert.match(h1, /^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
-    assert.notEqual(h1, h2, 'random salt');
-    assert.equal(await verifyPassword('correct horse', h1), true);
-    assert.equal(await verifyPassword('correct horse', h2), true);
-    assert.equal(await verifyPassword('wrong horse', h1), false);
-  });
-
-  test('verifyPassword is false for malformed hashes', async () => {
-    assert.equal(await verifyPassword('x', ''), false);
-    assert.equal(await verifyPassword('x', 'bcrypt$1$2$3$4$5'), false);
-    assert.equal(await verifyPassword('x', 'scrypt$16384$8$1$abc'), false);
-  });
-
-  test('verifyPassword is false when the stored hash field is empty (never accepts any password)', async () => {
-    const [, n, r, p, salt] = (await hashPassword('real password')).split('$');
-    const emptied = ['scrypt', n, r, p, salt, ''].join('$');
-    assert.equal(await verifyPassword('any other password', emptied), false);
-  });
-
-  test('verifyPassword is false (does not throw) for malformed scrypt parameters', async () => {
-    const [, , r, p, salt, hash] = (await hashPassword('pw')).split('$');
-    for (const n of ['abc', '1000']) {
-      assert.equal(await verifyPassword('pw', ['scrypt', n, r, p, salt, hash].join('$')), false, `N=${n}`);
-    }
   });
 
   test('SecretBox.deriveKey: HKDF-SHA256 of the box key, 32 bytes, one per label, the same on every instance', () => {

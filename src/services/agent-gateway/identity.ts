@@ -4,12 +4,12 @@
  * user's role per scope; and the other credential kinds of the spec's table (runtime host credential, task or
  * attempt token, environment key, internal service token), all on the platform credential kit.
  */
-import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { and, eq, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { CredentialRecord } from '../../platform/credentials.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
+import { hashPassword, verifyPassword } from '../../platform/passwords.ts';
 import type { ServiceContext } from '../../platform/service.ts';
 import {
   badRequest,
@@ -102,17 +102,6 @@ export interface UserView {
   createdAt: string;
 }
 
-/** A computed argon2id hash of a random password: login verifies against it for unknown users (same cost). */
-let dummyHash: Promise<string> | undefined;
-
-/** `Algorithm.Argon2id` of @node-rs/argon2 (a const enum, which this build cannot import by name). */
-const ARGON2ID = 2;
-
-/** argon2id with the library's defaults (m = 19456 KiB, t = 2, p = 1: OWASP's minimum recommendation). */
-function hashPassword(password: string): Promise<string> {
-  return argon2Hash(password, { algorithm: ARGON2ID });
-}
-
 /** The pieces of identity: users, sign-in, scopes, roles, environments. */
 export class IdentityService {
   /** The roles of a user in a scope (hot: every product request), built once as a named prepared statement. */
@@ -177,13 +166,8 @@ export class IdentityService {
     password: string,
   ): Promise<{ token: string; expiresAt: Date; user: UserView }> {
     const [row] = await this.db.select().from(users).where(eq(users.username, username.toLowerCase()));
-    if (!row) {
-      dummyHash ??= hashPassword(prefixedHexId('dummy'));
-      await argon2Verify(await dummyHash, password).catch(() => false);
-      throw invalidCredentials();
-    }
-    const ok = await argon2Verify(row.passwordHash, password).catch(() => false);
-    if (!ok) throw invalidCredentials();
+    // An unknown username costs the same argon2 work as a known one (platform passwords.ts).
+    if (!(await verifyPassword(password, row?.passwordHash ?? null)) || !row) throw invalidCredentials();
     const expiresAt = new Date(this.clock.nowMs() + this.sessionTtlSeconds * 1000);
     const issued = await this.issueSession(row.id, expiresAt, 'login');
     return { token: issued.key, expiresAt, user: userView(row) };

@@ -9,6 +9,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import { hashApiKey, issueApiKey } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
+import { hashPassword, verifyPassword } from '../../../platform/passwords.ts';
 import { type CredentialStores, PREFIX } from '../credentials/index.ts';
 import {
   identities,
@@ -23,7 +24,6 @@ import {
   widgetTokens,
 } from '../db/schema.ts';
 import { invalidSignIn } from '../media-buying-errors.ts';
-import { hashPassword, verifyPassword } from './passwords.ts';
 import { signInBuckets, Throttle } from './throttle.ts';
 
 /** How a session was opened. */

@@ -16,9 +16,9 @@ import { and, desc, eq, isNull, lt } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import { constantTimeEqual, hmacSha256, type SecretBox } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
+import { verifyPassword } from '../../../platform/passwords.ts';
 import { identities, magicCodes } from '../db/schema.ts';
 import { type Accounts, normalizeEmail, THROTTLED_MESSAGE } from './accounts.ts';
-import { verifyPassword } from './passwords.ts';
 import { signInBuckets } from './throttle.ts';
 
 /** Digits of a code. */

@@ -23,13 +23,14 @@ import type { SecretBox } from '../../../platform/crypto.ts';
 import type { Db } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import { defineTask } from '../../../platform/jobs.ts';
+import { hashPassword } from '../../../platform/passwords.ts';
 import { identities } from '../db/schema.ts';
 import type { Mailer } from '../mail/index.ts';
 import { semanticValidation } from '../media-buying-errors.ts';
 import { type Accounts, normalizeEmail } from './accounts.ts';
 import { CODE_SECONDS, type SignInCodes } from './codes.ts';
 import { type PasswordResets, RESET_SECONDS } from './password-resets.ts';
-import { hashPassword, passwordProblem } from './passwords.ts';
+import { passwordProblem } from './passwords.ts';
 import { mailBuckets } from './throttle.ts';
 
 /** The one answer of every mail-sending request, whatever the account's state. */

@@ -1,6 +1,6 @@
 /**
- * The password policy and password hashing of the built-in identity provider (spec "Authentication", rule 5;
- * "Limits": at least 10 characters on signup and reset).
+ * The password policy of the built-in identity provider (spec "Authentication", rule 5; "Limits": at least 10
+ * characters on signup and reset).
  *
  * - At least {@link MIN_PASSWORD_LENGTH} characters (code points), at most {@link MAX_PASSWORD_LENGTH}.
  * - Strong by zxcvbn's estimate (`@zxcvbn-ts/core` with the common and English dictionaries): score 3 or more
@@ -10,14 +10,11 @@
  *   passwords seen in breaches), compared case-insensitively, offline (no network at run time).
  * - No character-class rules (NIST SP 800-63B section 3.1.1.2). The same policy applies on signup and reset.
  *
- * Hashes are argon2id (`@node-rs/argon2`) with OWASP's recommended minimum: 19 MiB of memory, 2 passes, 1 lane,
- * 16-byte salt, 32-byte output, in the PHC string format (`$argon2id$v=19$m=19456,t=2,p=1$...`).
+ * Hashes are the platform's argon2id (`src/platform/passwords.ts`).
  */
-import { hash, verify } from '@node-rs/argon2';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as zxcvbnCommon from '@zxcvbn-ts/language-common';
 import * as zxcvbnEn from '@zxcvbn-ts/language-en';
-import pLimit from 'p-limit';
 
 /** Shortest accepted password, in code points. */
 export const MIN_PASSWORD_LENGTH = 10;
@@ -25,16 +22,6 @@ export const MIN_PASSWORD_LENGTH = 10;
 export const MAX_PASSWORD_LENGTH = 256;
 /** Lowest accepted zxcvbn score (0-4). */
 export const MIN_PASSWORD_SCORE = 3;
-
-/** argon2id parameters (OWASP Password Storage Cheat Sheet, "Argon2id": m=19456 KiB, t=2, p=1). */
-export const ARGON2_PARAMETERS = {
-  memoryCost: 19_456,
-  timeCost: 2,
-  parallelism: 1,
-  outputLen: 32,
-  // Algorithm.Argon2id: the package's enum is a `const enum`, which an isolated-module build cannot read.
-  algorithm: 2,
-} as const;
 
 const breached = new Set(
   (zxcvbnCommon.dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()),
@@ -46,13 +33,6 @@ const estimator = new ZxcvbnFactory({
   dictionary: { ...zxcvbnCommon.dictionary, ...zxcvbnEn.dictionary },
   useLevenshteinDistance: true,
 });
-
-/**
- * argon2 operations run at once per process: each holds 19 MiB for its duration, so a burst of sign-ins waits in
- * line instead of taking memory without bound.
- */
-export const ARGON2_CONCURRENCY = 4;
-const argon2Slots = pLimit(ARGON2_CONCURRENCY);
 
 /** Why a password is refused, safe to show. */
 export interface PasswordProblem {
@@ -88,34 +68,4 @@ export function passwordProblem(
     };
   }
   return undefined;
-}
-
-/** The argon2id PHC string of `password` (module comment for the parameters). */
-export function hashPassword(password: string): Promise<string> {
-  return argon2Slots(() => hash(password, ARGON2_PARAMETERS));
-}
-
-/**
- * A hash computed once at start, verified against when there is no account, so a sign-in with an unknown email costs
- * the same argon2 work as one with a known email (the answer's timing does not tell whether an account exists).
- */
-const decoyHash = hash('decoy password that matches nothing', ARGON2_PARAMETERS);
-
-/**
- * Verifies `password` against a stored argon2id hash; with `stored` null (no account or no password) it verifies
- * against a decoy hash and answers false, in the same time.
- */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const decoy = await decoyHash;
-  return argon2Slots(async () => {
-    if (stored === null) {
-      await verify(decoy, password).catch(() => false);
-      return false;
-    }
-    try {
-      return await verify(stored, password);
-    } catch {
-      return false;
-    }
-  });
 }

@@ -520,7 +520,7 @@ describe('media-buying identity: hosted sign-in and SSO round trips', () => {
 
   test('one client address completes at most 30 round trips a minute (an SSO completion calls the provider)', async () => {
     const from = { remoteAddress: '192.0.2.77' };
-    const body = { code: 'mbac_' + 'a'.repeat(43), state: 'mbst_' + 'b'.repeat(43) };
+    const body = { code: `mbac_${'a'.repeat(43)}`, state: `mbst_${'b'.repeat(43)}` };
     for (let i = 0; i < 30; i++)
       assert.equal(
         (await post(app(), i % 2 ? '/auth/token' : '/auth/sso/callback', body, from)).statusCode,
