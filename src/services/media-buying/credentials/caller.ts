@@ -77,153 +77,171 @@ interface LiveRow {
 }
 
 /**
- * Resolves a holder against live data (module comment).
- * @returns the caller, or why the credential does not authenticate any more: its user is disabled, or its
- *   organization-bound credential lost its organization (membership removed, organization not admitted).
+ * Resolves credential holders against live data (module comment), with prepared statements (built once per instance:
+ * this runs on every request).
  */
-export async function resolveCaller(db: Db, holder: Holder): Promise<Caller | CallerRefusal> {
-  switch (holder.kind) {
-    case 'session':
-      return userCaller(db, holder, holder.userId, null, null);
-    case 'user_api_key':
-      return userCaller(
-        db,
-        holder,
-        holder.userId,
-        holder.organizationId,
-        permissionAccess(holder.permissions),
-      );
-    case 'widget_token':
-      // An embedded widget reads: whatever the user's role, its token never writes or administers.
-      return userCaller(db, holder, holder.userId, holder.organizationId, WIDGET_ACCESS);
-    case 'org_api_key':
-    case 'legacy_key':
-      return organizationCaller(db, holder, holder.organizationId, permissionAccess(holder.permissions));
-    case 'm2m_token':
-      return organizationCaller(db, holder, holder.organizationId, permissionAccess(holder.scopes));
-    case 'buyer_agent':
-      return organizationCaller(db, holder, holder.organizationId, NO_ACCESS);
-    case 'agent_registration':
-      return registrationCaller(db, holder);
-    case 'mcp_access':
-      // MCP credentials are bound to their MCP resource: never a REST caller (spec "Authentication").
-      return 'owner_inactive';
+export class Callers {
+  private readonly userQuery;
+  private readonly organizationQuery;
+  private readonly registrationQuery;
+
+  constructor(db: Db) {
+    const latest = db
+      .select({ id: termsVersions.id, version: termsVersions.version })
+      .from(termsVersions)
+      .orderBy(desc(termsVersions.publishedAt), desc(termsVersions.id))
+      .limit(1)
+      .as('latest');
+    // The organization is the one a key or token is bound to, else (a session) the user's active organization.
+    const organizationId = sql`coalesce(${sql.placeholder('boundOrganizationId')}::bigint, ${users.activeOrganizationId})`;
+    this.userQuery = db
+      .select({
+        userPublicId: users.publicId,
+        userEmail: users.email,
+        userName: users.name,
+        userDisabled: sql<boolean>`${users.disabledAt} is not null`,
+        orgId: organizations.id,
+        orgPublicId: organizations.publicId,
+        orgKind: organizations.kind,
+        orgName: organizations.name,
+        orgStatus: organizations.status,
+        role: memberships.role,
+        latestTerms: latest.version,
+        termsAccepted: sql<boolean>`${termsAcceptances.userId} is not null`,
+      })
+      .from(users)
+      .leftJoin(organizations, eq(organizations.id, organizationId))
+      .leftJoin(
+        memberships,
+        and(
+          eq(memberships.organizationId, organizations.id),
+          eq(memberships.userId, users.id),
+          isNull(memberships.removedAt),
+        ),
+      )
+      .leftJoin(latest, sql`true`)
+      .leftJoin(
+        termsAcceptances,
+        and(eq(termsAcceptances.userId, users.id), eq(termsAcceptances.termsVersionId, latest.id)),
+      )
+      .where(eq(users.id, sql.placeholder('userId')))
+      .prepare('media_buying_caller_user');
+    this.organizationQuery = db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, sql.placeholder('organizationId')))
+      .limit(1)
+      .prepare('media_buying_caller_organization');
+    this.registrationQuery = db
+      .select({ organizationId: agentRegistrations.organizationId })
+      .from(agentRegistrations)
+      .where(eq(agentRegistrations.id, sql.placeholder('id')))
+      .limit(1)
+      .prepare('media_buying_caller_registration');
   }
-}
 
-/**
- * A user-bound caller. `boundOrganizationId` is the organization a key or token was bound to (null for a session:
- * the user's active organization); `cap` the key's permission names (null: the role's full access).
- */
-async function userCaller(
-  db: Db,
-  holder: Holder,
-  userId: number,
-  boundOrganizationId: number | null,
-  cap: Access | null,
-): Promise<Caller | CallerRefusal> {
-  const orgId =
-    boundOrganizationId === null ? users.activeOrganizationId : sql`${boundOrganizationId}::bigint`;
-  const latest = db
-    .select({ id: termsVersions.id, version: termsVersions.version })
-    .from(termsVersions)
-    .orderBy(desc(termsVersions.publishedAt), desc(termsVersions.id))
-    .limit(1)
-    .as('latest');
-  const [row] = (await db
-    .select({
-      userPublicId: users.publicId,
-      userEmail: users.email,
-      userName: users.name,
-      userDisabled: sql<boolean>`${users.disabledAt} is not null`,
-      orgId: organizations.id,
-      orgPublicId: organizations.publicId,
-      orgKind: organizations.kind,
-      orgName: organizations.name,
-      orgStatus: organizations.status,
-      role: memberships.role,
-      latestTerms: latest.version,
-      termsAccepted: sql<boolean>`${termsAcceptances.userId} is not null`,
-    })
-    .from(users)
-    .leftJoin(organizations, eq(organizations.id, orgId))
-    .leftJoin(
-      memberships,
-      and(
-        eq(memberships.organizationId, organizations.id),
-        eq(memberships.userId, users.id),
-        isNull(memberships.removedAt),
-      ),
-    )
-    .leftJoin(latest, sql`true`)
-    .leftJoin(
-      termsAcceptances,
-      and(eq(termsAcceptances.userId, users.id), eq(termsAcceptances.termsVersionId, latest.id)),
-    )
-    .where(eq(users.id, userId))) as LiveRow[];
-  if (!row || row.userDisabled) return 'owner_inactive';
-  const member = row.role !== null && row.orgStatus === 'admitted';
-  // A key or token bound to an organization is worth nothing once its owner is not an active member there.
-  if (boundOrganizationId !== null && !member) return 'organization_inactive';
-  const roleLevel = member ? roleAccess(row.role!) : NO_ACCESS;
-  return {
-    kind: holder.kind,
-    credentialId: holder.credentialId,
-    interactive: holder.kind === 'session',
-    user: { id: userId, publicId: row.userPublicId!, email: row.userEmail!, name: row.userName! },
-    organization: member
-      ? { id: row.orgId!, publicId: row.orgPublicId!, kind: row.orgKind!, name: row.orgName! }
-      : null,
-    role: member ? row.role : null,
-    access: cap ? intersect(roleLevel, cap) : roleLevel,
-    outstandingTerms: row.latestTerms !== null && !row.termsAccepted ? row.latestTerms : null,
-  };
-}
-
-/** An organization-bound caller without a user (organization-owned and legacy keys, M2M tokens, buyer agents). */
-async function organizationCaller(
-  db: Db,
-  holder: Holder,
-  organizationId: number,
-  access: Access,
-): Promise<Caller | CallerRefusal> {
-  const [org] = await db.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
-  if (org?.status !== 'admitted') return 'organization_inactive';
-  return {
-    kind: holder.kind,
-    credentialId: holder.credentialId,
-    interactive: false,
-    user: null,
-    organization: { id: org.id, publicId: org.publicId, kind: org.kind, name: org.name },
-    role: null,
-    access,
-    outstandingTerms: null,
-  };
-}
-
-/**
- * An agent registration credential: the read permission, in the Buyer Account it is bound to (`customer_bound`) or
- * in none (the sandbox of part 2 decides what an unbound registration reads).
- */
-async function registrationCaller(db: Db, holder: Holder): Promise<Caller | CallerRefusal> {
-  const [row] = await db
-    .select({ organizationId: agentRegistrations.organizationId })
-    .from(agentRegistrations)
-    .where(eq(agentRegistrations.id, holder.credentialId))
-    .limit(1);
-  if (!row) return 'owner_inactive';
-  if (row.organizationId !== null) {
-    const bound = await organizationCaller(db, holder, row.organizationId, { buyer: 'read' });
-    return bound;
+  /**
+   * Resolves a holder against live data (module comment).
+   * @returns the caller, or why the credential does not authenticate any more: its user is disabled, or its
+   *   organization-bound credential lost its organization (membership removed, organization not admitted).
+   */
+  resolve(holder: Holder): Promise<Caller | CallerRefusal> {
+    switch (holder.kind) {
+      case 'session':
+        return this.userCaller(holder, holder.userId, null, null);
+      case 'user_api_key':
+        return this.userCaller(
+          holder,
+          holder.userId,
+          holder.organizationId,
+          permissionAccess(holder.permissions),
+        );
+      case 'widget_token':
+        // An embedded widget reads: whatever the user's role, its token never writes or administers.
+        return this.userCaller(holder, holder.userId, holder.organizationId, WIDGET_ACCESS);
+      case 'org_api_key':
+      case 'legacy_key':
+        return this.organizationCaller(holder, holder.organizationId, permissionAccess(holder.permissions));
+      case 'm2m_token':
+        return this.organizationCaller(holder, holder.organizationId, permissionAccess(holder.scopes));
+      case 'buyer_agent':
+        return this.organizationCaller(holder, holder.organizationId, NO_ACCESS);
+      case 'agent_registration':
+        return this.registrationCaller(holder);
+      case 'mcp_access':
+        // MCP credentials are bound to their MCP resource: never a REST caller (spec "Authentication").
+        return Promise.resolve('owner_inactive');
+    }
   }
-  return {
-    kind: holder.kind,
-    credentialId: holder.credentialId,
-    interactive: false,
-    user: null,
-    organization: null,
-    role: null,
-    access: { buyer: 'read' },
-    outstandingTerms: null,
-  };
+
+  /**
+   * A user-bound caller. `boundOrganizationId` is the organization a key or token was bound to (null for a session:
+   * the user's active organization); `cap` the key's permission names (null: the role's full access).
+   */
+  private async userCaller(
+    holder: Holder,
+    userId: number,
+    boundOrganizationId: number | null,
+    cap: Access | null,
+  ): Promise<Caller | CallerRefusal> {
+    const [row] = (await this.userQuery.execute({ userId, boundOrganizationId })) as LiveRow[];
+    if (!row || row.userDisabled) return 'owner_inactive';
+    const member = row.role !== null && row.orgStatus === 'admitted';
+    // A key or token bound to an organization is worth nothing once its owner is not an active member there.
+    if (boundOrganizationId !== null && !member) return 'organization_inactive';
+    const roleLevel = member ? roleAccess(row.role!) : NO_ACCESS;
+    return {
+      kind: holder.kind,
+      credentialId: holder.credentialId,
+      interactive: holder.kind === 'session',
+      user: { id: userId, publicId: row.userPublicId!, email: row.userEmail!, name: row.userName! },
+      organization: member
+        ? { id: row.orgId!, publicId: row.orgPublicId!, kind: row.orgKind!, name: row.orgName! }
+        : null,
+      role: member ? row.role : null,
+      access: cap ? intersect(roleLevel, cap) : roleLevel,
+      outstandingTerms: row.latestTerms !== null && !row.termsAccepted ? row.latestTerms : null,
+    };
+  }
+
+  /** An organization-bound caller without a user (organization-owned and legacy keys, M2M tokens, buyer agents). */
+  private async organizationCaller(
+    holder: Holder,
+    organizationId: number,
+    access: Access,
+  ): Promise<Caller | CallerRefusal> {
+    const [org] = await this.organizationQuery.execute({ organizationId });
+    if (org?.status !== 'admitted') return 'organization_inactive';
+    return {
+      kind: holder.kind,
+      credentialId: holder.credentialId,
+      interactive: false,
+      user: null,
+      organization: { id: org.id, publicId: org.publicId, kind: org.kind, name: org.name },
+      role: null,
+      access,
+      outstandingTerms: null,
+    };
+  }
+
+  /**
+   * An agent registration credential: the read permission, in the Buyer Account it is bound to (`customer_bound`) or
+   * in none (the sandbox of part 2 decides what an unbound registration reads).
+   */
+  private async registrationCaller(holder: Holder): Promise<Caller | CallerRefusal> {
+    const [row] = await this.registrationQuery.execute({ id: holder.credentialId });
+    if (!row) return 'owner_inactive';
+    if (row.organizationId !== null)
+      return this.organizationCaller(holder, row.organizationId, { buyer: 'read' });
+    return {
+      kind: holder.kind,
+      credentialId: holder.credentialId,
+      interactive: false,
+      user: null,
+      organization: null,
+      role: null,
+      access: { buyer: 'read' },
+      outstandingTerms: null,
+    };
+  }
 }

@@ -6,13 +6,14 @@ import { type CredentialSource, firstAccepting } from '../../../platform/credent
 import type { ServiceContext } from '../../../platform/service.ts';
 import { SigningKeys } from '../../../platform/signing-keys.ts';
 import { signingKeys as signingKeyTable } from '../db/schema.ts';
+import { Callers } from './caller.ts';
 import { ConnectedApps } from './connected-apps.ts';
 import { KeyService } from './keys.ts';
 import { M2M_TOKEN_SECONDS, M2mApplications } from './m2m.ts';
 import { type CredentialStores, createCredentialStores, type Holder, PREFIX } from './stores.ts';
 
 export { type AccessLevel, allows, type PlatformFunction } from './access.ts';
-export { type Caller, resolveCaller } from './caller.ts';
+export type { Caller } from './caller.ts';
 export { M2M_PERMISSIONS } from './m2m.ts';
 export { type CredentialStores, type Holder, PREFIX } from './stores.ts';
 
@@ -25,6 +26,8 @@ export interface MediaBuyingCredentials {
   m2m: M2mApplications;
   keys: KeyService;
   connectedApps: ConnectedApps;
+  /** Resolves a credential's holder to its caller, live, on every request. */
+  callers: Callers;
 }
 
 /** A JWT (three base64url segments), as M2M access tokens are. */
@@ -64,5 +67,6 @@ export function createMediaBuyingCredentials(ctx: ServiceContext): MediaBuyingCr
     m2m,
     keys: new KeyService(ctx.db, ctx.clock, stores),
     connectedApps: new ConnectedApps(ctx.db, ctx.clock, stores),
+    callers: new Callers(ctx.db),
   };
 }

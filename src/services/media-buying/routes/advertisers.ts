@@ -30,6 +30,24 @@ function view(row: typeof advertisers.$inferSelect) {
 export function registerAdvertiserRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext): void {
   const { db, organizations } = ctx.deps;
   const read = ctx.authenticated({ needs: { fn: 'buyer', level: 'read' } });
+  // The list is the hot read of the REST API: prepared once.
+  const listed = and(
+    eq(advertisers.organizationId, sql.placeholder('orgId')),
+    isNull(advertisers.archivedAt),
+  );
+  const advertiserPage = db
+    .select({ row: advertisers, total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .from(advertisers)
+    .where(listed)
+    .orderBy(asc(advertisers.id))
+    .limit(sql.placeholder('take'))
+    .offset(sql.placeholder('skip'))
+    .prepare('media_buying_advertiser_page');
+  const advertiserCount = db
+    .select({ n: count() })
+    .from(advertisers)
+    .where(listed)
+    .prepare('media_buying_advertiser_count');
 
   app.get(
     '/api/v2/buyer/advertisers',
@@ -54,19 +72,10 @@ export function registerAdvertiserRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       const orgId = ctx.caller(request).organization!.id;
       const take = request.query.take ?? 50;
       const skip = request.query.skip ?? 0;
-      const where = and(eq(advertisers.organizationId, orgId), isNull(advertisers.archivedAt));
       // One query: the page and the total (a window count); past the last row the count is asked on its own.
-      const page = await db
-        .select({ row: advertisers, total: sql<number>`count(*) over ()`.mapWith(Number) })
-        .from(advertisers)
-        .where(where)
-        .orderBy(asc(advertisers.id))
-        .limit(take)
-        .offset(skip);
+      const page = await advertiserPage.execute({ orgId, take, skip });
       const rows = page.map((p) => p.row);
-      const total =
-        page[0]?.total ??
-        (skip === 0 ? 0 : (await db.select({ n: count() }).from(advertisers).where(where))[0]!.n);
+      const total = page[0]?.total ?? (skip === 0 ? 0 : (await advertiserCount.execute({ orgId }))[0]!.n);
       return ctx.list(rows.map(view), { skip, take, total });
     },
   );

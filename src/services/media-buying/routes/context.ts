@@ -17,7 +17,6 @@ import {
   type CredentialStores,
   type MediaBuyingCredentials,
   type PlatformFunction,
-  resolveCaller,
 } from '../credentials/index.ts';
 import type { SignInOutcome } from '../identity/index.ts';
 import type { MediaBuyingConfig } from '../media-buying-config.ts';
@@ -127,7 +126,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
       ? await deps.stores.sessions.resolve(presented)
       : await deps.credentials.bearer.resolve(presented);
     if (resolution.status !== 'active') throw credentialInvalid();
-    const caller = await resolveCaller(deps.db, resolution.principal);
+    const caller = await deps.credentials.callers.resolve(resolution.principal);
     if (typeof caller === 'string') throw credentialInvalid();
     if (cookie) checkOrigin(request, true);
     return caller;
@@ -183,7 +182,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     if (secret === undefined) return null;
     const resolution = await deps.stores.sessions.resolve(secret);
     if (resolution.status !== 'active') return null;
-    const caller = await resolveCaller(deps.db, resolution.principal);
+    const caller = await deps.credentials.callers.resolve(resolution.principal);
     return typeof caller === 'string' || caller.user === null ? null : caller;
   };
 
