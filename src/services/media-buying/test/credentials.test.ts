@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { startTestPlatform, type TestPlatform } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
+import { hashApiKey } from '../../../platform/crypto.ts';
 import { mediaBuyingService } from '../index.ts';
 import {
   envelopeData,
@@ -171,6 +173,31 @@ describe('media buying: user API keys', () => {
     });
     assert.equal(removed.statusCode, 200, removed.body);
     assert.equal((await h.bearer(key, { url: ADVERTISERS })).statusCode, 401);
+  });
+
+  test('a user API key from before, with an earlier permission name, keeps working at that level', async () => {
+    // Existing keys predate `platform:access`: written as the old system stored them.
+    const secret = `mbu_${'r'.repeat(43)}`;
+    const db = h.platform.booted.services.get('media-buying')!.ctx.db;
+    const me = envelopeData<{ user: { id: string } }>(await h.session(cookie, { url: '/auth/me' }));
+    await db.execute(sql`insert into media_buying.user_api_keys (key_hash, hint, label, created_at, public_id, user_id,
+      organization_id, permissions)
+      select ${hashApiKey(secret)}, 'rrrr', 'from before', now(), 'uak_00000000000000000000000000000042', u.id, o.id,
+        array['platform:read']
+      from media_buying.users u, media_buying.organizations o
+      where u.public_id = ${me.user.id} and o.public_id = ${h.demo.organizationId}`);
+    assert.equal((await h.bearer(secret, { url: ADVERTISERS })).statusCode, 200);
+    const write = await h.bearer(secret, {
+      method: 'POST',
+      url: ADVERTISERS,
+      payload: { name: 'by an old key' },
+    });
+    assert.equal(write.statusCode, 403);
+    assert.equal(envelopeError(write).details?.reason, 'insufficient_permission');
+    assert.deepEqual(envelopeData<{ access: unknown }>(await h.bearer(secret, { url: '/auth/me' })).access, {
+      buyer: 'read',
+      seller: 'read',
+    });
   });
 
   test("the earlier permission names keep working on existing keys, capped by the owner's role", async () => {
