@@ -188,6 +188,19 @@ describe('runtime: the api-suite command on DATABASE_URL', () => {
       headers: { api_key: creds['entity-events'].apiKey },
     });
     assert.equal(webhooks.status, 200);
+    const mb = creds['media-buying'];
+    assert.match(mb.apiKey, /^mbu_/);
+    const advertisers = await fetch(`${mb.baseUrl}/api/v2/buyer/advertisers`, {
+      headers: { authorization: `Bearer ${mb.apiKey}` },
+    });
+    assert.equal(advertisers.status, 200);
+    assert.ok(((await advertisers.json()) as { data: unknown[] }).data.length > 0, 'the demo advertiser');
+    const signIn = await fetch(`${mb.baseUrl}/auth/password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: mb.email, password: mb.password }),
+    });
+    assert.equal(signIn.status, 200, 'the demo password signs in');
 
     const stopStarted = Date.now();
     cli.child.kill('SIGTERM');
