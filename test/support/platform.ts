@@ -195,12 +195,12 @@ export async function startTestPlatform(options: {
   };
 }
 
-/** The demo keys the services seeded (credential values named `...key` or `...token`, 20 characters or more). */
+/** The demo secrets the services seeded (values named `...key`, `...token`, `...secret` or `...password`, 20 characters or more). */
 function seededSecrets(booted: BootedPlatform): string[] {
   const out: string[] = [];
   for (const s of booted.services.values())
     for (const [name, value] of Object.entries(s.credentials ?? {}))
-      if (typeof value === 'string' && /(key|token|secret)$/i.test(name) && value.length >= 20)
+      if (typeof value === 'string' && /(key|token|secret|password)$/i.test(name) && value.length >= 20)
         out.push(value);
   return out;
 }
