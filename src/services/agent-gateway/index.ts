@@ -10,10 +10,12 @@ import { AutomationService } from './automations.ts';
 import { ChatService } from './chats.ts';
 import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
+import { readInvocationConfig, setupEndpointsAndInvocations } from './invocations/setup.ts';
 import { IssueService } from './issues.ts';
 import { OpenAiModelAdapter } from './model-adapter.ts';
 import { OrchestrationService } from './orchestration.ts';
 import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
+import { INVOCATION_SECURITY_SCHEMES } from './routes/invocations.ts';
 import { RunEngine } from './run-engine.ts';
 import { seedDemo } from './seed.ts';
 import { TeamService } from './teams.ts';
@@ -55,10 +57,14 @@ export const agentGatewayService: ServiceDefinition = {
       description: 'The runtime session event protocol of a claimed attempt (attempt token)',
     },
     { name: 'internal', description: 'Trusted component traffic (internal service token)' },
+    { name: 'endpoints', description: 'Endpoints: drafts, releases, rollback, disable, readiness' },
+    { name: 'endpoint keys', description: 'Endpoint API keys and platform bearer tokens' },
+    { name: 'invocations', description: '`/invoke/v1`: jobs, conversations, status views, event streams' },
   ],
-  securitySchemes: SECURITY_SCHEMES,
+  securitySchemes: { ...SECURITY_SCHEMES, ...INVOCATION_SECURITY_SCHEMES },
   validateEnv: (env) => {
     readAgentGatewayConfig(env);
+    readInvocationConfig(env);
   },
   setup(ctx) {
     const config = readAgentGatewayConfig(ctx.config.env);
@@ -101,6 +107,7 @@ export const agentGatewayService: ServiceDefinition = {
     };
     const tick = async () => ({ ...(await engine.sweep()), firedAutomations: await automations.fireDue() });
     const jobDeps = { engine, tick, logger: ctx.logger };
+    const part2 = setupEndpointsAndInvocations(ctx, { keys, agents, orchestration: orchestration!, engine });
     return {
       routes(app) {
         registerGatewayRoutes(app, {
@@ -118,11 +125,18 @@ export const agentGatewayService: ServiceDefinition = {
           hosts,
           fireEvent,
           idempotency: ctx.idempotency,
+          registerMore: (app, routeContext) => part2.routes(app, routeContext),
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },
-      tasks: [runStepTask.with(jobDeps), resumeStepTask.with(jobDeps), sweepTask.with(jobDeps)],
-      cron: [{ task: sweepTask, pattern: '* * * * *' }],
+      tasks: [
+        runStepTask.with(jobDeps),
+        resumeStepTask.with(jobDeps),
+        sweepTask.with(jobDeps),
+        ...part2.tasks,
+      ],
+      cron: [{ task: sweepTask, pattern: '* * * * *' }, ...part2.cron],
+      stop: () => part2.stop(),
       seed: (tx) =>
         seedDemo(tx, {
           identity,

@@ -425,3 +425,4 @@ export const executions = agentGatewaySchema.table(
   },
   (t) => [index('executions_claimable_idx').on(t.environmentId, t.status, t.createdAt)],
 );
+export * from './endpoints.ts';

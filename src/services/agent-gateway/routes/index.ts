@@ -16,7 +16,7 @@ import { registerAgentRoutes } from './agents.ts';
 import { registerAuthRoutes, registerLogoutRoute } from './auth.ts';
 import { registerAutomationRoutes } from './automations.ts';
 import { registerChatRoutes } from './chats.ts';
-import { gatewayRouteContext } from './context.ts';
+import { type GatewayRouteContext, gatewayRouteContext } from './context.ts';
 import { registerIssueRoutes } from './issues.ts';
 import { registerOrchestrationRoutes } from './orchestration.ts';
 import { registerRuntimeRoutes } from './runtime.ts';
@@ -41,6 +41,8 @@ export interface GatewayRouteDeps {
   hosts: HostProtocol;
   fireEvent: Parameters<typeof registerRuntimeRoutes>[2]['fireEvent'];
   idempotency: IdempotencyStore;
+  /** Routes of other parts (endpoints, invocations), registered before the sign-out route. */
+  registerMore?: (app: ServiceApp, ctx: GatewayRouteContext) => void;
 }
 
 /** Registers the public API: identities, agents, chats, teams, workflows, runs, approvals. */
@@ -57,5 +59,6 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
   registerOrchestrationRoutes(app, ctx, deps);
   registerAutomationRoutes(app, ctx, deps.automations);
   registerRuntimeRoutes(app, ctx, deps);
+  deps.registerMore?.(app, ctx);
   registerLogoutRoute(app, ctx, deps.identity);
 }

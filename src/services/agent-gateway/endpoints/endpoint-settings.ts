@@ -1,0 +1,179 @@
+/**
+ * Endpoint settings (spec 002 section E, "E. Bodies": slug, mode, input and output schemas, authentication type,
+ * timeout, payload limit, readiness check) and the JSON Schemas of an endpoint.
+ *
+ * Allowed ranges (spec E, "Limits": chosen by us, documented in the README):
+ * - `slug`: 1 to 63 characters `[a-z0-9-]`, starting and ending with a letter or digit, unique in its scope;
+ * - `timeoutSeconds`: 1 to 3,600 (default 300), counted from acceptance by the injected clock;
+ * - `maxPayloadBytes`: 1 to 1,048,576 (default 65,536), the UTF-8 JSON size of a job's `input` or a turn's `message`;
+ * - schemas: JSON Schema draft 2020-12 documents (objects or booleans) of at most 65,536 bytes, compiled with ajv;
+ *   a `$ref` / `$dynamicRef` that is not local (`#...`) is refused: schemas are never fetched.
+ */
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { LRUCache } from 'lru-cache';
+import type { FieldIssue } from '../../../platform/errors.ts';
+import type { EndpointSettingsRecord } from '../db/endpoints.ts';
+
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+export const TIMEOUT_SECONDS = { min: 1, max: 3600, default: 300 } as const;
+export const MAX_PAYLOAD_BYTES = { min: 1, max: 1_048_576, default: 65_536 } as const;
+/** The largest schema document an endpoint takes (its JSON, in bytes). */
+export const MAX_SCHEMA_BYTES = 65_536;
+
+/** The schema of a job's `input` when none is given: any JSON object. */
+export const DEFAULT_JOB_INPUT_SCHEMA = { type: 'object' };
+/** The schema of a conversation turn's `message` when none is given: a string. */
+export const DEFAULT_CONVERSATION_INPUT_SCHEMA = { type: 'string' };
+
+// One ajv per process: strict off so unknown keywords of user schemas are annotations (draft 2020-12 allows them),
+// every error reported, formats not asserted (draft 2020-12's default: format is an annotation).
+const ajv = new Ajv2020.default({ allErrors: true, strict: false, validateFormats: false });
+
+/** Compiled validators by release id (releases are immutable) or schema text. */
+const compiled = new LRUCache<string, ValidateFunction>({ max: 1000 });
+
+/** The places of a remote `$ref` / `$dynamicRef` (not `#...`) in `schema`, as JSON Pointers. */
+function remoteRefs(schema: unknown, at = ''): string[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    const here = `${at}/${key}`;
+    if ((key === '$ref' || key === '$dynamicRef') && typeof value === 'string' && !value.startsWith('#'))
+      found.push(here);
+    else found.push(...remoteRefs(value, here));
+  }
+  return found;
+}
+
+/**
+ * Checks and compiles a user schema (draft 2020-12). Returns the issues (remote references, size, ajv's own
+ * complaint), empty when it compiles.
+ */
+export function schemaIssues(schema: unknown, field: string): FieldIssue[] {
+  if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema)))
+    return [{ location: 'body', field, message: 'must be a JSON Schema (an object or a boolean)' }];
+  if (Buffer.byteLength(JSON.stringify(schema)) > MAX_SCHEMA_BYTES)
+    return [{ location: 'body', field, message: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
+  const remote = remoteRefs(schema);
+  if (remote.length > 0)
+    return remote.map((pointer) => ({
+      location: 'body',
+      field: `${field}${pointer}`,
+      message: 'remote $ref is refused: only references inside the schema (#...) are allowed',
+    }));
+  try {
+    validatorFor(`schema:${JSON.stringify(schema)}`, schema as object);
+    return [];
+  } catch (err) {
+    return [
+      {
+        location: 'body',
+        field,
+        message: `is not a valid draft 2020-12 schema: ${(err as Error).message}`.slice(0, 500),
+      },
+    ];
+  }
+}
+
+/** The compiled validator of `schema`, cached under `cacheKey`. @throws Error when ajv cannot compile it. */
+export function validatorFor(cacheKey: string, schema: object | boolean): ValidateFunction {
+  let fn = compiled.get(cacheKey);
+  if (!fn) {
+    // A `$id` would register the schema in the shared ajv under that id: compile a copy without it.
+    const copy = typeof schema === 'object' ? { ...schema, $id: undefined } : schema;
+    if (typeof copy === 'object') delete (copy as Record<string, unknown>).$id;
+    fn = ajv.compile(copy);
+    compiled.set(cacheKey, fn);
+  }
+  return fn;
+}
+
+/** Field issues of ajv errors, under `prefix` (`body.input`). */
+export function ajvIssues(
+  errors: ErrorObject[] | null | undefined,
+  location: string,
+  prefix: string,
+): FieldIssue[] {
+  return (errors ?? []).map((e) => {
+    const extra =
+      e.keyword === 'required'
+        ? `.${(e.params as { missingProperty: string }).missingProperty}`
+        : e.keyword === 'additionalProperties'
+          ? `.${(e.params as { additionalProperty: string }).additionalProperty}`
+          : '';
+    const path = e.instancePath.split('/').slice(1).join('.');
+    return {
+      location,
+      field: [prefix, path].filter(Boolean).join('.') + extra,
+      message: e.message ?? 'is invalid',
+    };
+  });
+}
+
+/**
+ * Validates `value` against a release's schema.
+ * @returns the issues, empty when valid.
+ */
+export function validateAgainst(
+  cacheKey: string,
+  schema: object | boolean,
+  value: unknown,
+  location: string,
+  prefix: string,
+): FieldIssue[] {
+  const fn = validatorFor(cacheKey, schema);
+  return fn(value) ? [] : ajvIssues(fn.errors, location, prefix);
+}
+
+/** The settings a draft takes (all optional but mode and target on create). */
+export interface SettingsInput {
+  invocationMode?: 'job' | 'conversation';
+  targetType?: 'agent' | 'team' | 'orchestration_revision';
+  targetId?: string;
+  targetRevision?: number | null;
+  inputSchema?: Record<string, unknown> | boolean;
+  outputSchema?: Record<string, unknown> | boolean;
+  authPolicy?: { type: 'api_key' | 'platform' };
+  timeoutSeconds?: number;
+  maxPayloadBytes?: number;
+}
+
+/**
+ * Settings after applying `change` to `base` (a new draft: `base` undefined, defaults filled in). A schema left out
+ * when the mode changes follows the mode's default.
+ */
+export function mergeSettings(
+  base: EndpointSettingsRecord | undefined,
+  change: SettingsInput & { invocationMode: 'job' | 'conversation'; targetType: string; targetId: string },
+): EndpointSettingsRecord;
+export function mergeSettings(base: EndpointSettingsRecord, change: SettingsInput): EndpointSettingsRecord;
+export function mergeSettings(
+  base: EndpointSettingsRecord | undefined,
+  change: SettingsInput,
+): EndpointSettingsRecord {
+  const mode = change.invocationMode ?? base!.invocationMode;
+  const modeChanged = base !== undefined && mode !== base.invocationMode;
+  const targetType = change.targetType ?? base!.targetType;
+  return {
+    invocationMode: mode,
+    targetType,
+    targetId: change.targetId ?? base!.targetId,
+    targetRevision:
+      targetType !== 'orchestration_revision'
+        ? null
+        : change.targetRevision !== undefined
+          ? change.targetRevision
+          : (base?.targetRevision ?? null),
+    inputSchema:
+      change.inputSchema ??
+      (base && !modeChanged
+        ? base.inputSchema
+        : mode === 'job'
+          ? DEFAULT_JOB_INPUT_SCHEMA
+          : DEFAULT_CONVERSATION_INPUT_SCHEMA),
+    outputSchema: change.outputSchema ?? base?.outputSchema ?? true,
+    authPolicy: change.authPolicy ?? base?.authPolicy ?? { type: 'api_key' },
+    timeoutSeconds: change.timeoutSeconds ?? base?.timeoutSeconds ?? TIMEOUT_SECONDS.default,
+    maxPayloadBytes: change.maxPayloadBytes ?? base?.maxPayloadBytes ?? MAX_PAYLOAD_BYTES.default,
+  };
+}

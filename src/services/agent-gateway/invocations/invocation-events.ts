@@ -1,0 +1,78 @@
+/**
+ * The event log of invocations (spec 002 section E, "E. Event streams"; anchor: SSE frames with `id:` cursor,
+ * `event:`, JSON `data:`): one row per move of an invocation, ids from one identity column committed in id order
+ * (writers hold the `agent_gateway:invocation_events` advisory lock until commit) and announced with the platform's
+ * ChangeFeed notification, so the streams of every instance see every event, in order, once.
+ */
+import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { ChangeFeed, lastIdOf } from '../../../platform/change-feed.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
+import type { AppLogger } from '../../../platform/logger.ts';
+import { invocationEvents } from '../db/endpoints.ts';
+
+/** The NOTIFY channel of committed invocation events. */
+export const INVOCATION_EVENTS_CHANNEL = 'agent_gateway_invocation_events';
+
+/** An invocation event as streams send it. */
+export interface InvocationEventRow {
+  id: number;
+  invocationId: string;
+  conversationId: string | null;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** Appends `events` inside `tx` (call it last in the transaction: the lock is held until commit) and notifies. */
+export async function appendInvocationEvents(
+  tx: Executor,
+  events: readonly Omit<InvocationEventRow, 'id' | 'createdAt'>[],
+  now: Date,
+): Promise<void> {
+  if (events.length === 0) return;
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('agent_gateway:invocation_events'))`);
+  const inserted = await tx
+    .insert(invocationEvents)
+    .values(events.map((e) => ({ ...e, createdAt: now })))
+    .returning({ id: invocationEvents.id });
+  await ChangeFeed.notify(tx, INVOCATION_EVENTS_CHANNEL, Math.max(...inserted.map((r) => r.id)));
+}
+
+/** The change feed of invocation events on this instance (start it with the service's notifier). */
+export function createInvocationFeed(db: Db, logger: AppLogger): ChangeFeed<InvocationEventRow> {
+  return new ChangeFeed<InvocationEventRow>(
+    {
+      channel: INVOCATION_EVENTS_CHANNEL,
+      read: (after, upTo, limit) =>
+        db
+          .select()
+          .from(invocationEvents)
+          .where(and(gt(invocationEvents.id, after), lte(invocationEvents.id, upTo)))
+          .orderBy(asc(invocationEvents.id))
+          .limit(limit),
+      lastId: () => lastIdOf(db, 'agent_gateway.invocation_events'),
+    },
+    logger,
+  );
+}
+
+/** The retained events of one invocation (or of a conversation) after `after`, oldest first. */
+export async function eventsOf(
+  executor: Executor,
+  filter: { invocationId: string } | { conversationId: string },
+  after: number,
+): Promise<InvocationEventRow[]> {
+  return executor
+    .select()
+    .from(invocationEvents)
+    .where(
+      and(
+        'invocationId' in filter
+          ? eq(invocationEvents.invocationId, filter.invocationId)
+          : eq(invocationEvents.conversationId, filter.conversationId),
+        gt(invocationEvents.id, after),
+      ),
+    )
+    .orderBy(asc(invocationEvents.id))
+    .limit(10_000);
+}

@@ -1,0 +1,33 @@
+/**
+ * The background jobs of invocations (Graphile Worker): one dispatch per accepted invocation (job key
+ * `invocation:<id>`; retried with backoff after a worker crash, and a no-op once the invocation moved on), and the
+ * minute's invocation sweep (timeouts by the injected clock, event retention).
+ */
+import { Type } from '@sinclair/typebox';
+import { defineTask } from '../../../platform/jobs.ts';
+import type { AppLogger } from '../../../platform/logger.ts';
+import type { InvocationService } from './invocations.ts';
+
+/** What the jobs need. */
+export interface InvocationJobDeps {
+  invocations: InvocationService;
+  logger: AppLogger;
+}
+
+/** Starts the run of one accepted invocation. */
+export const dispatchInvocationTask = defineTask(
+  'agent-gateway:dispatch-invocation',
+  Type.Object({ invocationId: Type.String({ pattern: '^inv_[0-9a-f]{32}$' }) }),
+  async ({ invocationId }, deps: InvocationJobDeps) => deps.invocations.dispatch(invocationId),
+);
+
+/** Every minute (cron): invocations past their timeout end `timed_out`; old events are pruned. */
+export const invocationSweepTask = defineTask(
+  'agent-gateway:invocation-sweep',
+  Type.Object({}),
+  async (_payload, deps: InvocationJobDeps) => {
+    const counts = await deps.invocations.sweep();
+    if (counts.timedOut > 0 || counts.prunedEvents > 0)
+      deps.logger.info(counts, 'agent-gateway invocation sweep');
+  },
+);

@@ -1,0 +1,659 @@
+/**
+ * Invocations of endpoints (spec 002 section E: `/invoke/v1`, "E. Bodies", "E. Invocation"): jobs
+ * (`{title, description, input}`) and conversation turns (`{message}`), each acknowledged with 202
+ * `{invocationId, status, statusUrl, eventsUrl}` (and `conversationId` on a conversation's first message), executed
+ * as a run of the endpoint's target by Graphile Worker.
+ *
+ * States: `accepted` -> `dispatching` -> `running` (`waiting` while the run waits) -> `completed` | `failed` |
+ * `cancelled` | `timed_out`, and `cancel_requested` between a cancel and the run's end. Every move is recorded in
+ * the invocation's `history` and as an event of its stream. The timeout runs from acceptance by the injected clock
+ * (the invocation sweep). A run's output is validated against the release's output schema: a breaking output ends
+ * the invocation `failed` with code `output_schema_mismatch` and every issue.
+ *
+ * Each submission is validated before it is accepted (the endpoint live and of the route's mode, the payload limit:
+ * 413, the input schema: 400), inside the idempotency transaction, so a replay of an accepted request answers the
+ * first answer even after the endpoint changed.
+ */
+import { and, eq, inArray, lte, max, sql } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db, Tx } from '../../../platform/database.ts';
+import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
+import type { IdempotencyStore } from '../../../platform/idempotency.ts';
+import { prefixedHexId } from '../../../platform/ids.ts';
+import { invalidState, notFound } from '../agent-gateway-errors.ts';
+import {
+  type EndpointSettingsRecord,
+  endpointConversations,
+  type InvocationStatus,
+  invocationEvents,
+  invocations,
+} from '../db/endpoints.ts';
+import { EndpointKeyService, type EndpointPrincipal } from '../endpoints/endpoint-keys.ts';
+import { validateAgainst } from '../endpoints/endpoint-settings.ts';
+import type { EndpointRow, EndpointService, ReleaseRow } from '../endpoints/endpoints.ts';
+import type { OrchestrationService } from '../orchestration.ts';
+import type { RunEngine, RunRow } from '../run-engine.ts';
+import { appendInvocationEvents } from './invocation-events.ts';
+import { dispatchInvocationTask } from './invocation-jobs.ts';
+
+export type InvocationRow = typeof invocations.$inferSelect;
+
+/** Terminal invocation states. */
+export const TERMINAL_INVOCATION: readonly InvocationStatus[] = [
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+];
+export const isTerminalInvocation = (s: InvocationStatus) => TERMINAL_INVOCATION.includes(s);
+
+/** Idempotency records of invocations are kept 24 hours. */
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Settings of the invocation layer. */
+export interface InvocationSettings {
+  /** The service's public base URL when URLs are absolute (`AGENT_GATEWAY_PUBLIC_URL` set), else undefined. */
+  absoluteBase: string | undefined;
+  /** Seconds the events of a finished invocation stay readable (then a cursor before them is 410). */
+  eventRetentionSeconds: number;
+}
+
+/** 202 acknowledgement. */
+export interface Acknowledgement {
+  invocationId: string;
+  status: InvocationStatus;
+  statusUrl: string;
+  eventsUrl: string;
+  conversationId?: string;
+}
+
+/** A submission's request identity for idempotency. */
+export interface IdempotencyInput {
+  key: string;
+  fingerprint: string;
+}
+
+function payloadTooLarge(size: number, limit: number, field: string): ApiError {
+  return new ApiError(
+    413,
+    'payload_too_large',
+    `The payload is ${size} bytes; this endpoint takes at most ${limit}.`,
+    {
+      details: { issues: [{ field, message: `is ${size} bytes; the limit is ${limit} bytes` }], limit, size },
+    },
+  );
+}
+
+/** The run target of a release. */
+function targetOf(settings: EndpointSettingsRecord) {
+  return settings.targetType === 'orchestration_revision'
+    ? {
+        type: 'orchestration' as const,
+        id: settings.targetId,
+        revision: settings.targetRevision ?? undefined,
+      }
+    : { type: settings.targetType, id: settings.targetId };
+}
+
+/** Jobs, conversations and turns; the status view; cancel; the run observer; the sweep. */
+export class InvocationService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly endpoints: EndpointService,
+    private readonly orchestration: OrchestrationService,
+    private readonly engine: RunEngine,
+    private readonly idempotency: IdempotencyStore,
+    private readonly settings: InvocationSettings,
+  ) {}
+
+  /** `statusUrl` of an invocation: relative, or absolute under the public URL setting. */
+  statusUrl(id: string): string {
+    return `${this.settings.absoluteBase ?? ''}/invoke/v1/invocations/${id}`;
+  }
+
+  /** `eventsUrl`: a job's stream, or the conversation's stream keeping the turn's `invocationId`. */
+  eventsUrl(row: Pick<InvocationRow, 'id' | 'conversationId'>): string {
+    const base = this.settings.absoluteBase ?? '';
+    return row.conversationId
+      ? `${base}/invoke/v1/conversations/${row.conversationId}/events?invocationId=${row.id}`
+      : `${base}/invoke/v1/invocations/${row.id}/events`;
+  }
+
+  private ack(row: InvocationRow, withConversation: boolean): Acknowledgement {
+    return {
+      invocationId: row.id,
+      status: row.status,
+      statusUrl: this.statusUrl(row.id),
+      eventsUrl: this.eventsUrl(row),
+      ...(withConversation && row.conversationId ? { conversationId: row.conversationId } : {}),
+    };
+  }
+
+  /**
+   * The live endpoint a credential may invoke under `slug`.
+   * @throws ApiError 401 (a key of another endpoint, the wrong credential type), 404 (no such live endpoint).
+   */
+  async endpointFor(principal: EndpointPrincipal, slug: string) {
+    const found =
+      principal.kind === 'endpoint_key'
+        ? await this.endpoints.withRelease(principal.endpointId!)
+        : await this.endpoints.liveBySlug(principal.scope, slug);
+    if (principal.kind === 'endpoint_key' && found && found.endpoint.slug !== slug)
+      EndpointKeyService.authorize(principal, { ...found.endpoint, id: '' }, 'api_key');
+    if (!found?.release) throw notFound('endpoint', slug);
+    EndpointKeyService.authorize(principal, found.endpoint, found.release.settings.authPolicy.type);
+    return { endpoint: found.endpoint, release: found.release };
+  }
+
+  /** Checks that the endpoint takes new work of `mode` and that `value` fits the release's limit and schema. */
+  private async admit(
+    tx: Tx,
+    endpointId: string,
+    mode: 'job' | 'conversation',
+    value: unknown,
+    field: string,
+  ): Promise<{ endpoint: EndpointRow; release: ReleaseRow }> {
+    const found = await this.endpoints.withRelease(endpointId, tx);
+    if (!found?.release) throw notFound('endpoint', endpointId);
+    const { endpoint, release } = found;
+    if (endpoint.status === 'disabled')
+      throw new ApiError(
+        409,
+        'endpoint_disabled',
+        `Endpoint '${endpoint.slug}' is disabled and takes no new work.`,
+      );
+    const settings = release.settings;
+    if (settings.invocationMode !== mode)
+      throw new ApiError(
+        400,
+        'wrong_invocation_mode',
+        `Endpoint '${endpoint.slug}' is a ${settings.invocationMode} endpoint; use its ${settings.invocationMode === 'job' ? 'jobs' : 'conversations'} route.`,
+      );
+    const size = Buffer.byteLength(JSON.stringify(value));
+    if (size > settings.maxPayloadBytes)
+      throw payloadTooLarge(size, settings.maxPayloadBytes, `body.${field}`);
+    const issues = validateAgainst(`in:${release.id}`, settings.inputSchema, value, 'body', field);
+    if (issues.length > 0)
+      throw new ValidationError(issues, `The ${field} does not match the endpoint's input schema.`);
+    return { endpoint, release };
+  }
+
+  private async insert(
+    tx: Tx,
+    endpoint: EndpointRow,
+    release: ReleaseRow,
+    values: Pick<InvocationRow, 'kind' | 'conversationId' | 'turn' | 'title' | 'description' | 'input'>,
+  ): Promise<InvocationRow> {
+    const now = this.clock.now();
+    const [row] = await tx
+      .insert(invocations)
+      .values({
+        id: prefixedHexId('inv'),
+        endpointId: endpoint.id,
+        releaseId: release.id,
+        ...values,
+        status: 'accepted',
+        result: null,
+        error: null,
+        runId: null,
+        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+        history: [{ status: 'accepted', at: now.toISOString() }],
+      })
+      .returning();
+    await dispatchInvocationTask.enqueue(tx, { invocationId: row!.id }, { jobKey: `invocation:${row!.id}` });
+    await appendInvocationEvents(
+      tx,
+      [
+        {
+          invocationId: row!.id,
+          conversationId: row!.conversationId,
+          type: 'status',
+          data: { invocationId: row!.id, status: 'accepted', at: now.toISOString() },
+        },
+      ],
+      now,
+    );
+    return row!;
+  }
+
+  private async once(
+    endpointId: string,
+    idem: IdempotencyInput,
+    work: (tx: Tx) => Promise<{ status: number; body: unknown }>,
+  ) {
+    return this.idempotency.run(
+      {
+        scope: `agent-gateway:invoke:${endpointId}`,
+        key: idem.key,
+        fingerprint: idem.fingerprint,
+        ttlMs: IDEMPOTENCY_TTL_MS,
+      },
+      work,
+    );
+  }
+
+  /**
+   * Submits a job (`POST /invoke/v1/endpoints/{slug}/jobs`).
+   * @throws ApiError 400 (input schema, mode), 401, 404, 409 `endpoint_disabled` / `idempotency_key_reused`, 413.
+   */
+  async submitJob(
+    principal: EndpointPrincipal,
+    slug: string,
+    body: { title: string; description?: string; input: unknown },
+    idem: IdempotencyInput,
+  ) {
+    const { endpoint: target } = await this.endpointFor(principal, slug);
+    return this.once(target.id, idem, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, target.id, 'job', body.input, 'input');
+      const row = await this.insert(tx, endpoint, release, {
+        kind: 'job',
+        conversationId: null,
+        turn: null,
+        title: body.title,
+        description: body.description ?? null,
+        input: body.input as object,
+      });
+      return { status: 202, body: this.ack(row, false) };
+    });
+  }
+
+  /** Starts a conversation with its first message. @throws as {@link submitJob}. */
+  async startConversation(
+    principal: EndpointPrincipal,
+    slug: string,
+    message: string,
+    idem: IdempotencyInput,
+  ) {
+    const { endpoint: target } = await this.endpointFor(principal, slug);
+    return this.once(target.id, idem, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, target.id, 'conversation', message, 'message');
+      const now = this.clock.now();
+      const [conversation] = await tx
+        .insert(endpointConversations)
+        .values({
+          id: prefixedHexId('cnv'),
+          endpointId: endpoint.id,
+          turnCount: 1,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      const row = await this.insert(tx, endpoint, release, {
+        kind: 'turn',
+        conversationId: conversation!.id,
+        turn: 1,
+        title: null,
+        description: null,
+        input: message,
+      });
+      return { status: 202, body: this.ack(row, true) };
+    });
+  }
+
+  /** The conversation `id` the credential may use. @throws ApiError 401, 404. */
+  async conversationFor(principal: EndpointPrincipal, id: string) {
+    const [conversation] = await this.db
+      .select()
+      .from(endpointConversations)
+      .where(eq(endpointConversations.id, id));
+    const found = conversation ? await this.endpoints.withRelease(conversation.endpointId) : undefined;
+    if (!conversation || !found?.release) throw notFound('conversation', id);
+    try {
+      EndpointKeyService.authorize(principal, found.endpoint, found.release.settings.authPolicy.type);
+    } catch (err) {
+      // Another endpoint's or scope's conversation is not revealed.
+      if (err instanceof ApiError && err.code === 'unauthenticated') throw notFound('conversation', id);
+      throw err;
+    }
+    return { conversation, endpoint: found.endpoint };
+  }
+
+  /** A later turn of a conversation (a new `Idempotency-Key`). @throws as {@link submitJob}. */
+  async sendTurn(
+    principal: EndpointPrincipal,
+    conversationId: string,
+    message: string,
+    idem: IdempotencyInput,
+  ) {
+    const { endpoint: target } = await this.conversationFor(principal, conversationId);
+    return this.once(target.id, idem, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, target.id, 'conversation', message, 'message');
+      const [conversation] = await tx
+        .update(endpointConversations)
+        .set({ turnCount: sql`${endpointConversations.turnCount} + 1`, updatedAt: this.clock.now() })
+        .where(eq(endpointConversations.id, conversationId))
+        .returning();
+      const row = await this.insert(tx, endpoint, release, {
+        kind: 'turn',
+        conversationId,
+        turn: conversation!.turnCount,
+        title: null,
+        description: null,
+        input: message,
+      });
+      return { status: 202, body: this.ack(row, false) };
+    });
+  }
+
+  /** An invocation the credential may see. @throws ApiError 404 (also another endpoint's or scope's). */
+  async rowFor(principal: EndpointPrincipal, id: string): Promise<InvocationRow> {
+    const [row] = await this.db.select().from(invocations).where(eq(invocations.id, id));
+    const found = row ? await this.endpoints.withRelease(row.endpointId) : undefined;
+    if (!row || !found?.release) throw notFound('invocation', id);
+    const ownScope =
+      principal.scope.tenant === found.endpoint.tenantId &&
+      principal.scope.namespace === found.endpoint.namespaceId;
+    const allowed = principal.kind === 'endpoint_key' ? principal.endpointId === row.endpointId : ownScope;
+    if (!allowed) throw notFound('invocation', id);
+    return row;
+  }
+
+  /** The status view (`statusUrl`): state, history, and `result` shaped by the output schema once completed. */
+  async view(row: InvocationRow) {
+    let status = row.status;
+    if (status === 'running' && row.runId) {
+      const [run] = await this.db
+        .execute<{ status: string }>(sql`select status from agent_gateway.runs where id = ${row.runId}`)
+        .then((r) => r.rows);
+      if (run?.status === 'waiting') status = 'waiting';
+    }
+    return {
+      invocation: {
+        id: row.id,
+        endpointId: row.endpointId,
+        releaseId: row.releaseId,
+        kind: row.kind,
+        conversationId: row.conversationId,
+        turn: row.turn,
+        status,
+        title: row.title,
+        description: row.description,
+        input: row.input,
+        result: row.result ?? null,
+        error: row.error ?? null,
+        runId: row.runId,
+        history: row.history,
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString(),
+        deadlineAt: row.deadlineAt.toISOString(),
+        finishedAt: row.finishedAt ? row.finishedAt.toISOString() : null,
+      },
+      statusUrl: this.statusUrl(row.id),
+      eventsUrl: this.eventsUrl(row),
+    };
+  }
+
+  /** Records a move of a locked row: its status, history and an event (call last in the transaction). */
+  private async move(
+    tx: Tx,
+    row: InvocationRow,
+    to: InvocationStatus,
+    extra: {
+      result?: unknown;
+      error?: { code: string; message: string; details?: unknown };
+      runId?: string;
+    } = {},
+  ): Promise<InvocationRow> {
+    const now = this.clock.now();
+    const reason = extra.error?.message;
+    const [updated] = await tx
+      .update(invocations)
+      .set({
+        status: to,
+        updatedAt: now,
+        ...(isTerminalInvocation(to) ? { finishedAt: now } : {}),
+        ...(extra.result !== undefined ? { result: extra.result as object } : {}),
+        ...(extra.error ? { error: extra.error } : {}),
+        ...(extra.runId ? { runId: extra.runId } : {}),
+        history: [...row.history, { status: to, at: now.toISOString(), ...(reason ? { reason } : {}) }],
+      })
+      .where(eq(invocations.id, row.id))
+      .returning();
+    await appendInvocationEvents(
+      tx,
+      [
+        {
+          invocationId: row.id,
+          conversationId: row.conversationId,
+          type: 'status',
+          data: {
+            invocationId: row.id,
+            status: to,
+            at: now.toISOString(),
+            ...(extra.error ? { error: { code: extra.error.code, message: extra.error.message } } : {}),
+          },
+        },
+      ],
+      now,
+    );
+    return updated!;
+  }
+
+  private async lock(tx: Tx, id: string) {
+    const [row] = await tx.select().from(invocations).where(eq(invocations.id, id)).for('update');
+    return row;
+  }
+
+  /**
+   * The dispatch job: an `accepted` invocation becomes `dispatching`, its run starts, and it is `running` (or ends
+   * at once when the target cannot start, or when its run already ended).
+   */
+  async dispatch(id: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      let row = await this.lock(tx, id);
+      if (!row || row.status !== 'accepted') return;
+      if (row.deadlineAt <= this.clock.now()) {
+        await this.move(tx, row, 'timed_out', {
+          error: { code: 'timed_out', message: 'The endpoint timeout passed before dispatch.' },
+        });
+        return;
+      }
+      row = await this.move(tx, row, 'dispatching');
+      const found = await this.endpoints.release(row.releaseId, tx);
+      const endpoint = await this.endpoints.withRelease(row.endpointId, tx);
+      const settings = found!.settings;
+      const scope = { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId };
+      const input =
+        row.kind === 'job'
+          ? {
+              title: row.title,
+              description: row.description,
+              message: row.description ?? row.title,
+              input: row.input,
+            }
+          : { message: row.input, conversationId: row.conversationId, turn: row.turn };
+      let run: RunRow;
+      try {
+        await tx.execute(sql`savepoint invocation_start`);
+        run = await this.orchestration.startRun(scope, null, { target: targetOf(settings), input }, {}, tx);
+        await tx.execute(sql`release savepoint invocation_start`);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        await tx.execute(sql`rollback to savepoint invocation_start`);
+        await this.move(tx, row, 'failed', { error: { code: 'target_unavailable', message: err.message } });
+        return;
+      }
+      row = await this.move(tx, row, 'running', { runId: run.id });
+      if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
+    });
+  }
+
+  /** The run observer: a finished run ends its invocation (output validated against the output schema). */
+  async onRunFinished(tx: Tx, run: RunRow): Promise<void> {
+    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
+    if (!found) return;
+    await this.finish(tx, found, run);
+  }
+
+  private async finish(tx: Tx, row: InvocationRow, run: RunRow): Promise<void> {
+    if (isTerminalInvocation(row.status)) return;
+    if (run.status === 'cancelled' || row.status === 'cancel_requested') {
+      await this.move(tx, row, 'cancelled', {
+        error: { code: 'cancelled', message: 'The invocation was cancelled.' },
+      });
+      return;
+    }
+    if (run.status === 'failed') {
+      const error = (run.error as { code?: string; message?: string } | null) ?? {};
+      await this.move(tx, row, 'failed', {
+        error: { code: error.code ?? 'run_failed', message: error.message ?? 'The target failed.' },
+      });
+      return;
+    }
+    const release = await this.endpoints.release(row.releaseId, tx);
+    const output = run.output ?? null;
+    const issues: FieldIssue[] = validateAgainst(
+      `out:${row.releaseId}`,
+      release!.settings.outputSchema,
+      output,
+      'result',
+      '',
+    );
+    if (issues.length > 0) {
+      await this.move(tx, row, 'failed', {
+        error: {
+          code: 'output_schema_mismatch',
+          message: `The target's output does not match the endpoint's output schema: ${issues
+            .map((i) => `${i.field || '(root)'} ${i.message}`)
+            .join('; ')}.`,
+          details: { issues: issues.map((i) => ({ field: i.field, message: i.message })) },
+        },
+      });
+      return;
+    }
+    await this.move(tx, row, 'completed', { result: output });
+  }
+
+  /**
+   * Cancels an invocation: one not yet running ends `cancelled` at once; a running one is `cancel_requested` until
+   * its run is cancelled.
+   * @throws ApiError 404; 409 `invalid_state` when it already ended.
+   */
+  async cancel(principal: EndpointPrincipal, id: string) {
+    await this.rowFor(principal, id);
+    const runToCancel = await this.db.transaction(async (tx) => {
+      const row = (await this.lock(tx, id))!;
+      if (isTerminalInvocation(row.status) || row.status === 'cancel_requested')
+        throw invalidState(`Invocation '${id}' is already ${row.status}.`, { status: row.status });
+      if (!row.runId) {
+        await this.move(tx, row, 'cancelled', {
+          error: { code: 'cancelled', message: 'Cancelled before it ran.' },
+        });
+        return undefined;
+      }
+      await this.move(tx, row, 'cancel_requested');
+      return row;
+    });
+    if (runToCancel) await this.stopRun(runToCancel);
+    const [row] = await this.db.select().from(invocations).where(eq(invocations.id, id));
+    return this.view(row!);
+  }
+
+  private async stopRun(row: InvocationRow): Promise<void> {
+    const endpoint = await this.endpoints.withRelease(row.endpointId);
+    try {
+      await this.engine.cancel(
+        { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId },
+        row.runId!,
+        `invocation ${row.id}`,
+      );
+    } catch (err) {
+      // The run ended meanwhile: its observer settled the invocation.
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    }
+    // A cancel whose run was already over leaves cancel_requested: settle it.
+    await this.db.transaction(async (tx) => {
+      const locked = await this.lock(tx, row.id);
+      if (locked?.status === 'cancel_requested')
+        await this.move(tx, locked, 'cancelled', {
+          error: { code: 'cancelled', message: 'The invocation was cancelled.' },
+        });
+    });
+  }
+
+  /**
+   * The invocation sweep (every minute, by the injected clock): live invocations past their deadline end
+   * `timed_out` (their run is cancelled), and the events of invocations finished more than the retention ago are
+   * deleted (a cursor before them is then 410).
+   */
+  async sweep(): Promise<{ timedOut: number; prunedEvents: number }> {
+    const now = this.clock.now();
+    const due = await this.db
+      .select({ id: invocations.id })
+      .from(invocations)
+      .where(
+        and(
+          inArray(invocations.status, ['accepted', 'dispatching', 'running', 'waiting', 'cancel_requested']),
+          lte(invocations.deadlineAt, now),
+        ),
+      )
+      .limit(1000);
+    let timedOut = 0;
+    for (const { id } of due) {
+      const stopped = await this.db.transaction(async (tx) => {
+        const row = await this.lock(tx, id);
+        if (!row || isTerminalInvocation(row.status)) return undefined;
+        timedOut += 1;
+        const release = await this.endpoints.release(row.releaseId, tx);
+        return this.move(tx, row, 'timed_out', {
+          error: {
+            code: 'timed_out',
+            message: `The endpoint timeout of ${release!.settings.timeoutSeconds} s passed.`,
+          },
+        });
+      });
+      if (stopped?.runId) {
+        const endpoint = await this.endpoints.withRelease(stopped.endpointId);
+        await this.engine
+          .cancel(
+            { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId },
+            stopped.runId,
+            `invocation ${stopped.id} (timed out)`,
+          )
+          .catch((err: unknown) => {
+            if (!(err instanceof ApiError) || err.status >= 500) throw err;
+          });
+      }
+    }
+    const before = new Date(now.getTime() - this.settings.eventRetentionSeconds * 1000);
+    const prunedEvents = await this.db.transaction(async (tx) => {
+      const old = await tx
+        .select({ id: invocations.id })
+        .from(invocations)
+        .where(and(lte(invocations.finishedAt, before), eq(invocations.eventsPrunedThrough, 0)))
+        .limit(1000);
+      if (old.length === 0) return 0;
+      const ids = old.map((o) => o.id);
+      const tops = await tx
+        .select({ invocationId: invocationEvents.invocationId, n: max(invocationEvents.id) })
+        .from(invocationEvents)
+        .where(inArray(invocationEvents.invocationId, ids))
+        .groupBy(invocationEvents.invocationId);
+      const deleted = await tx
+        .delete(invocationEvents)
+        .where(inArray(invocationEvents.invocationId, ids))
+        .returning({ id: invocationEvents.id });
+      const topOf = new Map(tops.map((t) => [t.invocationId, t.n ?? 1]));
+      for (const id of ids)
+        await tx
+          .update(invocations)
+          .set({ eventsPrunedThrough: topOf.get(id) ?? 1 })
+          .where(eq(invocations.id, id));
+      return deleted.length;
+    });
+    return { timedOut, prunedEvents };
+  }
+}
+
+/** 410 `cursor_expired`: the events after the cursor are no longer kept. */
+export function cursorExpired(cursor: number): ApiError {
+  return new ApiError(
+    410,
+    'cursor_expired',
+    `Events after ${cursor} are no longer kept; read the status view (statusUrl) and stream without a cursor.`,
+  );
+}
