@@ -374,15 +374,13 @@ export class EndpointService {
       if (release.id === row.currentReleaseId)
         throw invalidState(`Endpoint '${id}' already points at release ${input.releaseNumber}.`);
       const updated = await this.bump(tx, row, input.version, { currentReleaseId: release.id });
-      await tx
-        .insert(endpointHistory)
-        .values({
-          endpointId: id,
-          action: 'rolled_back',
-          releaseId: release.id,
-          userId,
-          at: this.clock.now(),
-        });
+      await tx.insert(endpointHistory).values({
+        endpointId: id,
+        action: 'rolled_back',
+        releaseId: release.id,
+        userId,
+        at: this.clock.now(),
+      });
       return endpointView(updated, release);
     });
   }

@@ -445,7 +445,7 @@ export class InvocationService {
   async dispatch(id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       let row = await this.lock(tx, id);
-      if (!row || row.status !== 'accepted') return;
+      if (row?.status !== 'accepted') return;
       if (row.deadlineAt <= this.clock.now()) {
         await this.move(tx, row, 'timed_out', {
           error: { code: 'timed_out', message: 'The endpoint timeout passed before dispatch.' },

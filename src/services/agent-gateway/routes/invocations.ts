@@ -285,6 +285,20 @@ export function registerInvocationRoutes(
       reply.code(202).send(await invocations.cancel(auth.principal(request), request.params.invocationId)),
   );
 
+  app.post(
+    '/_ops/invocations/tick',
+    {
+      schema: {
+        tags: ['operator'],
+        security: [{ operatorToken: [] }],
+        operationId: 'opsInvocationTick',
+        summary: 'Run the invocation sweep now: timeouts by the clock, event retention',
+        response: { 200: Type.Record(Type.String(), Type.Integer()), 401: ErrorBody },
+      },
+    },
+    async () => invocations.sweep(),
+  );
+
   const streams = new StreamRegistry(app);
   const stream = async (request: FastifyRequest, reply: FastifyReply, target: StreamTarget) => {
     const accept = request.headers.accept ?? '';

@@ -1,0 +1,497 @@
+/**
+ * Endpoints and invocations (spec 002 section E, issue 21): release, rollback and disable; schemas both ways (and a
+ * remote `$ref` refused); key rotation overlap and cross-endpoint refusal; idempotent replay (in flight, two
+ * instances); states, timeout by the clock, cancel; SSE replay, resume, 410, cross-instance delivery, disconnect.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../../platform/clock.ts';
+import { type Answer, type GatewayHarness, startGateway } from './support.ts';
+
+const clock = new ManualClock(new Date('2026-11-24T12:00:00Z'));
+let h: GatewayHarness;
+let admin: string;
+let seeded: Record<string, unknown>;
+let n = 0;
+
+before(async () => {
+  h = await startGateway({ clock, listen: true });
+  admin = (await h.user('admin', { tenant: 'demo', namespace: 'default' })).token;
+  seeded = h.platform.credentials('agent-gateway');
+});
+after(() => h?.close());
+
+const scope = { 'x-platform-tenant': 'demo', 'x-platform-namespace': 'default' };
+const api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
+  h.api(admin, method, url, body, scope);
+const app = () => h.platform.app('agent-gateway');
+
+async function agent(output: unknown, kind = 'json_transform'): Promise<string> {
+  n += 1;
+  const definition = kind === 'json_transform' ? { kind, output } : output;
+  const res = await api('POST', '/api/v1/agents', { name: `agent ${n}`, definition });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().agent.id as string;
+}
+
+async function endpoint(settings: Record<string, unknown>) {
+  n += 1;
+  const res = await api('POST', '/api/v1/endpoints', {
+    slug: `ep-${n}`,
+    invocationMode: 'job',
+    targetType: 'agent',
+    ...settings,
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().endpoint as { id: string; slug: string; version: number };
+}
+
+async function publish(id: string) {
+  const current = (await api('GET', `/api/v1/endpoints/${id}`)).json().endpoint;
+  const res = await api('POST', `/api/v1/endpoints/${id}/publish`, { version: current.version });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().endpoint;
+}
+
+async function key(id: string, body: Record<string, unknown> = {}) {
+  const res = await api('POST', `/api/v1/endpoints/${id}/keys`, body);
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json() as { key: string; apiKey: { id: number } };
+}
+
+function submit(
+  slug: string,
+  credential: Record<string, string>,
+  body: unknown,
+  idempotencyKey = `k-${++n}`,
+  target = app(),
+): Promise<Answer> {
+  return target.inject({
+    method: 'POST',
+    url: `/invoke/v1/endpoints/${slug}/jobs`,
+    headers: { 'idempotency-key': idempotencyKey, ...credential },
+    payload: body as object,
+  });
+}
+
+const status = async (url: string, credential: Record<string, string>) =>
+  (await app().inject({ url, headers: credential })).json().invocation;
+
+async function settle(url: string, credential: Record<string, string>) {
+  await h.drive(async () => {
+    const s = (await status(url, credential)).status;
+    return ['completed', 'failed', 'cancelled', 'timed_out'].includes(s);
+  });
+  return status(url, credential);
+}
+
+describe('endpoints', () => {
+  test('a schema with a remote $ref is refused; a draft is not live; publish needs the version', async () => {
+    const agentId = await agent({ ok: true });
+    const bad = await api('POST', '/api/v1/endpoints', {
+      slug: 'remote-ref',
+      invocationMode: 'job',
+      targetType: 'agent',
+      targetId: agentId,
+      inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } },
+    });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().details.issues[0].field, /inputSchema\.properties\.a\.\$ref/);
+    assert.match(bad.json().details.issues[0].message, /remote \$ref/);
+    const ep = await endpoint({ targetId: agentId });
+    const { key: k } = await key(ep.id);
+    const draft = await submit(ep.slug, { 'x-api-key': k }, { title: 't', input: {} });
+    assert.equal(draft.statusCode, 404, 'a draft is not a live entry');
+    const stale = await api('POST', `/api/v1/endpoints/${ep.id}/publish`, { version: ep.version + 5 });
+    assert.equal(stale.statusCode, 409);
+    assert.equal(stale.json().code, 'version_conflict');
+    const live = await publish(ep.id);
+    assert.equal(live.status, 'published');
+    assert.equal(live.currentRelease.number, 1);
+    assert.equal((await submit(ep.slug, { 'x-api-key': k }, { title: 't', input: {} })).statusCode, 202);
+  });
+
+  test('a new release switches the target, rollback points back, history is kept; disable lets accepted work finish', async () => {
+    const a = await agent({ from: 'A' });
+    const b = await agent({ from: 'B' });
+    const ep = await endpoint({ targetId: a });
+    await publish(ep.id);
+    const { key: k } = await key(ep.id);
+    const cred = { 'x-api-key': k };
+    const run = async () => {
+      const ack = await submit(ep.slug, cred, { title: 't', input: {} });
+      assert.equal(ack.statusCode, 202, ack.body);
+      return (await settle(ack.json().statusUrl, cred)).result;
+    };
+    assert.deepEqual(await run(), { from: 'A' });
+    let current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    const patched = await api('PATCH', `/api/v1/endpoints/${ep.id}`, {
+      version: current.version,
+      targetId: b,
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.deepEqual(await run(), { from: 'A' }, 'the draft is not live before publication');
+    await publish(ep.id);
+    assert.deepEqual(await run(), { from: 'B' });
+    current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    const back = await api('POST', `/api/v1/endpoints/${ep.id}/rollback`, {
+      version: current.version,
+      releaseNumber: 1,
+    });
+    assert.equal(back.statusCode, 200, back.body);
+    assert.equal(back.json().endpoint.currentRelease.number, 1);
+    assert.deepEqual(await run(), { from: 'A' });
+    const history = (await api('GET', `/api/v1/endpoints/${ep.id}/releases`)).json();
+    assert.deepEqual(
+      history.releases.map((r: { number: number }) => r.number),
+      [2, 1],
+    );
+    assert.deepEqual(
+      history.history.map((m: { action: string; releaseNumber: number | null }) => [
+        m.action,
+        m.releaseNumber,
+      ]),
+      [
+        ['created', null],
+        ['published', 1],
+        ['published', 2],
+        ['rolled_back', 1],
+      ],
+    );
+    // Disable: an accepted job finishes, a new one is refused.
+    const accepted = await submit(ep.slug, cred, { title: 'before', input: {} });
+    current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    const off = await api('POST', `/api/v1/endpoints/${ep.id}/disable`, { version: current.version });
+    assert.equal(off.statusCode, 200, off.body);
+    const refused = await submit(ep.slug, cred, { title: 'after', input: {} });
+    assert.equal(refused.statusCode, 409);
+    assert.equal(refused.json().code, 'endpoint_disabled');
+    assert.equal((await settle(accepted.json().statusUrl, cred)).status, 'completed');
+  });
+});
+
+describe('schemas both ways', () => {
+  test('input: 400 naming every issue, 413 past the payload limit; output: a breaking target ends failed', async () => {
+    const agentId = await agent({ count: 'not a number' });
+    const ep = await endpoint({
+      targetId: agentId,
+      maxPayloadBytes: 100,
+      inputSchema: {
+        type: 'object',
+        required: ['text', 'lang'],
+        properties: { text: { type: 'string' }, lang: { type: 'string' } },
+      },
+      outputSchema: { type: 'object', required: ['count'], properties: { count: { type: 'integer' } } },
+    });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const invalid = await submit(ep.slug, cred, { title: 't', input: { text: 5 } });
+    assert.equal(invalid.statusCode, 400);
+    const fields = invalid
+      .json()
+      .details.issues.map((i: { field: string }) => i.field)
+      .sort();
+    assert.deepEqual(fields, ['body.input.lang', 'body.input.text']);
+    const big = await submit(ep.slug, cred, { title: 't', input: { text: 'x'.repeat(200), lang: 'en' } });
+    assert.equal(big.statusCode, 413);
+    assert.equal(big.json().code, 'payload_too_large');
+    const ok = await submit(ep.slug, cred, { title: 't', input: { text: 'hi', lang: 'en' } });
+    assert.equal(ok.statusCode, 202, ok.body);
+    const done = await settle(ok.json().statusUrl, cred);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.error.code, 'output_schema_mismatch');
+    assert.match(done.error.message, /count/);
+    assert.equal(done.result, null);
+  });
+});
+
+describe('credentials', () => {
+  test('a key of one endpoint never works on another; credential types never substitute', async () => {
+    const agentId = await agent({ ok: true });
+    const one = await endpoint({ targetId: agentId });
+    const two = await endpoint({ targetId: agentId });
+    const platform = await endpoint({ targetId: agentId, authPolicy: { type: 'platform' } });
+    for (const e of [one, two, platform]) await publish(e.id);
+    const keyOne = (await key(one.id)).key;
+    const wrong = await submit(two.slug, { 'x-api-key': keyOne }, { title: 't', input: {} });
+    assert.equal(wrong.statusCode, 401);
+    assert.equal(wrong.json().code, 'unauthenticated');
+    const user = await submit(one.slug, { authorization: `Bearer ${admin}` }, { title: 't', input: {} });
+    assert.equal(user.statusCode, 401);
+    assert.equal(user.json().code, 'wrong_credential_type');
+    const token = (await api('POST', '/api/v1/platform-tokens', {})).json().token as string;
+    const tokenOnKeyEndpoint = await submit(
+      one.slug,
+      { authorization: `Bearer ${token}` },
+      { title: 't', input: {} },
+    );
+    assert.equal(tokenOnKeyEndpoint.statusCode, 401);
+    assert.equal(tokenOnKeyEndpoint.json().code, 'wrong_credential_type');
+    const tokenAsKey = await submit(one.slug, { 'x-api-key': token }, { title: 't', input: {} });
+    assert.equal(tokenAsKey.json().code, 'wrong_credential_type');
+    const keyOnPlatform = await submit(
+      platform.slug,
+      { 'x-api-key': (await key(platform.id)).key },
+      { title: 't', input: {} },
+    );
+    assert.equal(keyOnPlatform.statusCode, 401);
+    assert.equal(keyOnPlatform.json().code, 'wrong_credential_type');
+    const viaToken = await submit(
+      platform.slug,
+      { authorization: `Bearer ${token}` },
+      { title: 't', input: {} },
+    );
+    assert.equal(viaToken.statusCode, 202, viaToken.body);
+    // The status of one endpoint's invocation is not readable with another endpoint's key.
+    const mine = await submit(one.slug, { 'x-api-key': keyOne }, { title: 't', input: {} });
+    const keyTwo = (await key(two.id)).key;
+    const peek = await app().inject({ url: mine.json().statusUrl, headers: { 'x-api-key': keyTwo } });
+    assert.equal(peek.statusCode, 404);
+  });
+
+  test('rotation: both keys work during the overlap, the old one stops after it', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const old = await key(ep.id);
+    const rotated = await api('POST', `/api/v1/endpoints/${ep.id}/keys/${old.apiKey.id}/rotate`, {
+      overlapSeconds: 3600,
+    });
+    assert.equal(rotated.statusCode, 201, rotated.body);
+    const fresh = rotated.json().key as string;
+    assert.notEqual(fresh, old.key);
+    assert.equal(
+      (await submit(ep.slug, { 'x-api-key': old.key }, { title: 't', input: {} })).statusCode,
+      202,
+    );
+    assert.equal((await submit(ep.slug, { 'x-api-key': fresh }, { title: 't', input: {} })).statusCode, 202);
+    clock.advance(3601_000);
+    const expired = await submit(ep.slug, { 'x-api-key': old.key }, { title: 't', input: {} });
+    assert.equal(expired.statusCode, 401);
+    assert.equal(expired.json().code, 'token_expired');
+    assert.equal((await submit(ep.slug, { 'x-api-key': fresh }, { title: 't', input: {} })).statusCode, 202);
+    const listed = (await api('GET', `/api/v1/endpoints/${ep.id}/keys`)).json().apiKeys;
+    assert.equal(listed.length, 2);
+    assert.ok(
+      listed.every((k: Record<string, unknown>) => !('key' in k)),
+      'secrets are shown once',
+    );
+  });
+});
+
+describe('idempotency', () => {
+  test('same key and body replays; another body is 409; two instances racing one key make one invocation', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const first = await submit(ep.slug, cred, { title: 't', input: { a: 1 } }, 'same-key');
+    const again = await submit(ep.slug, cred, { title: 't', input: { a: 1 } }, 'same-key');
+    assert.equal(again.statusCode, 202);
+    assert.equal(again.headers['idempotency-replayed'], 'true');
+    assert.deepEqual(again.json(), first.json());
+    const changed = await submit(ep.slug, cred, { title: 't', input: { a: 2 } }, 'same-key');
+    assert.equal(changed.statusCode, 409);
+    assert.equal(changed.json().code, 'idempotency_key_reused');
+    const missing = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/jobs`,
+      headers: cred,
+      payload: { title: 't', input: {} },
+    });
+    assert.equal(missing.statusCode, 400);
+    const other = (await h.platform.anotherInstance()).app('agent-gateway');
+    const raced = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        submit(ep.slug, cred, { title: 'race', input: {} }, 'race-key', i % 2 === 0 ? app() : other),
+      ),
+    );
+    for (const r of raced) assert.equal(r.statusCode, 202, r.body);
+    const ids = new Set(raced.map((r) => r.json().invocationId));
+    assert.equal(ids.size, 1, 'every racer got the first answer');
+  });
+});
+
+describe('states', () => {
+  test('every move is recorded; the timeout is enforced by the clock; cancel before and while running', async () => {
+    const remote = await agent(
+      { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
+      'remote',
+    );
+    const ep = await endpoint({ targetId: remote, timeoutSeconds: 60 });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    // Cancelled before dispatch.
+    const early = await submit(ep.slug, cred, { title: 'early', input: {} });
+    const cancelEarly = await app().inject({
+      method: 'POST',
+      url: `${early.json().statusUrl}/cancel`,
+      headers: cred,
+    });
+    assert.equal(cancelEarly.statusCode, 202, cancelEarly.body);
+    assert.equal(cancelEarly.json().invocation.status, 'cancelled');
+    // Running (its remote step waits for a host), then cancelled.
+    const running = await submit(ep.slug, cred, { title: 'running', input: {} });
+    await h.platform.runDueJobs();
+    const seen = await status(running.json().statusUrl, cred);
+    assert.ok(['running', 'waiting'].includes(seen.status), seen.status);
+    assert.deepEqual(
+      seen.history.map((m: { status: string }) => m.status),
+      ['accepted', 'dispatching', 'running'],
+    );
+    const cancel = await app().inject({
+      method: 'POST',
+      url: `${running.json().statusUrl}/cancel`,
+      headers: cred,
+    });
+    assert.equal(cancel.json().invocation.status, 'cancelled');
+    assert.deepEqual(
+      cancel.json().invocation.history.map((m: { status: string }) => m.status),
+      ['accepted', 'dispatching', 'running', 'cancel_requested', 'cancelled'],
+    );
+    const twice = await app().inject({
+      method: 'POST',
+      url: `${running.json().statusUrl}/cancel`,
+      headers: cred,
+    });
+    assert.equal(twice.statusCode, 409);
+    // Timed out by the clock: not before the deadline, then at the sweep.
+    const slow = await submit(ep.slug, cred, { title: 'slow', input: {} });
+    await h.platform.runDueJobs();
+    clock.advance(59_000);
+    await h.ops('POST', '/_ops/invocations/tick');
+    assert.notEqual((await status(slow.json().statusUrl, cred)).status, 'timed_out');
+    clock.advance(2000);
+    await h.ops('POST', '/_ops/invocations/tick');
+    const out = await status(slow.json().statusUrl, cred);
+    assert.equal(out.status, 'timed_out');
+    assert.equal(out.error.code, 'timed_out');
+  });
+});
+
+/** Reads an SSE body into frames. */
+function frames(text: string) {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('data:'))
+    .map((block) => {
+      const field = (name: string) =>
+        block
+          .split('\n')
+          .find((l) => l.startsWith(`${name}: `))
+          ?.slice(name.length + 2);
+      return { id: Number(field('id')), event: field('event'), data: JSON.parse(field('data') ?? 'null') };
+    });
+}
+
+describe('event streams', () => {
+  test('replay, resume with Last-Event-ID (wins over ?after=), 410 past retention', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
+    assert.match(ack.eventsUrl, /^\/invoke\/v1\/invocations\/inv_[0-9a-f]{32}\/events$/);
+    await settle(ack.statusUrl, cred);
+    const sse = (headers: Record<string, string> = {}, query = '') =>
+      app().inject({
+        url: `${ack.eventsUrl}${query}`,
+        headers: { accept: 'text/event-stream', ...cred, ...headers },
+      });
+    const all = await sse();
+    assert.equal(all.statusCode, 200);
+    assert.match(String(all.headers['content-type']), /text\/event-stream/);
+    const got = frames(all.body);
+    assert.deepEqual(
+      got.map((f) => f.data.status),
+      ['accepted', 'dispatching', 'running', 'completed'],
+    );
+    assert.ok(got.every((f) => f.event === 'status' && Number.isInteger(f.id)));
+    const resumed = frames((await sse({ 'last-event-id': String(got[1]!.id) }, `?after=${got[0]!.id}`)).body);
+    assert.deepEqual(
+      resumed.map((f) => f.data.status),
+      ['running', 'completed'],
+    );
+    const afterOnly = frames((await sse({}, `?after=${got[2]!.id}`)).body);
+    assert.deepEqual(
+      afterOnly.map((f) => f.data.status),
+      ['completed'],
+    );
+    clock.advance(86_401_000);
+    await h.ops('POST', '/_ops/invocations/tick');
+    const gone = await sse({ 'last-event-id': String(got[1]!.id) });
+    assert.equal(gone.statusCode, 410);
+    assert.equal(gone.json().code, 'cursor_expired');
+    assert.equal((await status(ack.statusUrl, cred)).status, 'completed', 'the status view still tells');
+    // The user's session ended with the day the clock moved: sign in again for the next tests.
+    admin = (await h.user('admin', { tenant: 'demo', namespace: 'default' })).token;
+  });
+
+  test('a stream on another instance receives the events; a disconnected client does not stop the job', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
+    const other = (await h.platform.anotherInstance()).app('agent-gateway');
+    const remoteStream = other.inject({
+      url: ack.eventsUrl,
+      headers: { accept: 'text/event-stream', ...cred },
+    });
+    // A real client that reads the first frame and goes away.
+    const { baseUrlOf } = await import('../../../../test/support/platform.ts');
+    const controller = new AbortController();
+    const response = await fetch(`${baseUrlOf(app())}${ack.eventsUrl}`, {
+      headers: { accept: 'text/event-stream', ...cred },
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    assert.match(first, /accepted|retry/);
+    controller.abort();
+    await h.platform.runDueJobs();
+    const done = await settle(ack.statusUrl, cred);
+    assert.equal(done.status, 'completed');
+    const delivered = frames((await remoteStream).body);
+    assert.deepEqual(
+      delivered.map((f) => f.data.status),
+      ['accepted', 'dispatching', 'running', 'completed'],
+    );
+  });
+
+  test('conversations: the first message returns conversationId; a turn keeps its invocationId in eventsUrl', async () => {
+    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    assert.equal(start.statusCode, 202, start.body);
+    const conversationId = start.json().conversationId as string;
+    assert.match(conversationId, /^cnv_/);
+    const turn = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/conversations/${conversationId}/turns`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'again' },
+    });
+    assert.equal(turn.statusCode, 202, turn.body);
+    assert.equal(turn.json().conversationId, undefined);
+    assert.equal(
+      turn.json().eventsUrl,
+      `/invoke/v1/conversations/${conversationId}/events?invocationId=${turn.json().invocationId}`,
+    );
+    const done = await settle(turn.json().statusUrl, cred);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.equal(done.turn, 2);
+    const stream = frames(
+      (await app().inject({ url: turn.json().eventsUrl, headers: { accept: 'text/event-stream', ...cred } }))
+        .body,
+    );
+    assert.ok(stream.every((f) => f.data.invocationId === turn.json().invocationId));
+    assert.equal(stream.at(-1)!.data.status, 'completed');
+    const jobOnConversation = await submit(ep.slug, cred, { title: 't', input: {} });
+    assert.equal(jobOnConversation.statusCode, 400);
+    assert.equal(jobOnConversation.json().code, 'wrong_invocation_mode');
+  });
+});
