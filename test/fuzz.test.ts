@@ -518,10 +518,13 @@ async function harvest(
   credentialFor: (op: Operation, url: string) => { url: string; headers: Record<string, string> },
 ): Promise<KnownValues> {
   const known = new KnownValues();
-  // The seeded ids and names, not the keys: a key sent as a path parameter would be logged as part of the path.
+  // The seeded ids and names, not the keys or passwords: a secret sent as a path parameter would be logged as part of
+  // the path.
   known.addAll(
     '',
-    Object.fromEntries(Object.entries(seeded).filter(([name]) => !/(key|token|secret)$/i.test(name))),
+    Object.fromEntries(
+      Object.entries(seeded).filter(([name]) => !/(key|token|secret|password)$/i.test(name)),
+    ),
   );
   for (let round = 0; round < 2; round++) {
     for (const op of ops.filter((o) => o.method === 'GET')) {

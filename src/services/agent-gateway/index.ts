@@ -10,12 +10,17 @@ import { AutomationService } from './automations.ts';
 import { ChatService } from './chats.ts';
 import { HostProtocol } from './host-protocol.ts';
 import { createCredentialStore, IdentityService } from './identity.ts';
-import { readInvocationConfig, setupEndpointsAndInvocations } from './invocations/setup.ts';
+import { readInvocationConfig, setupEndpointsAndInvocations } from './invocations/index.ts';
 import { IssueService } from './issues.ts';
 import { OpenAiModelAdapter } from './model-adapter.ts';
 import { OrchestrationService } from './orchestration.ts';
-import { registerGatewayRoutes, registerOpsRoutes, SECURITY_SCHEMES } from './routes/index.ts';
-import { INVOCATION_SECURITY_SCHEMES } from './routes/invocations.ts';
+import {
+  INVOCATION_SECURITY_SCHEMES,
+  registerGatewayRoutes,
+  registerOpsRoutes,
+  registerPart2Routes,
+  SECURITY_SCHEMES,
+} from './routes/index.ts';
 import { RunEngine } from './run-engine.ts';
 import { seedDemo } from './seed.ts';
 import { TeamService } from './teams.ts';
@@ -125,7 +130,7 @@ export const agentGatewayService: ServiceDefinition = {
           hosts,
           fireEvent,
           idempotency: ctx.idempotency,
-          registerMore: (app, routeContext) => part2.routes(app, routeContext),
+          registerMore: (app, routeContext) => registerPart2Routes(app, routeContext, part2),
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },

@@ -28,9 +28,14 @@ import {
   invocationEvents,
   invocations,
 } from '../db/endpoints.ts';
-import { EndpointKeyService, type EndpointPrincipal } from '../endpoints/endpoint-keys.ts';
-import { validateAgainst } from '../endpoints/endpoint-settings.ts';
-import type { EndpointRow, EndpointService, ReleaseRow } from '../endpoints/endpoints.ts';
+import {
+  EndpointKeyService,
+  type EndpointPrincipal,
+  type EndpointRow,
+  type EndpointService,
+  type ReleaseRow,
+  validateAgainst,
+} from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import type { RunEngine, RunRow } from '../run-engine.ts';
 import { appendInvocationEvents } from './invocation-events.ts';

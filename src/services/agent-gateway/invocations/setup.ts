@@ -9,16 +9,11 @@
  */
 
 import { ConfigError } from '../../../platform/errors.ts';
-import type { ServiceApp } from '../../../platform/http.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
 import type { AgentService } from '../agents.ts';
-import { createEndpointCredentialStore, EndpointKeyService } from '../endpoints/endpoint-keys.ts';
-import { EndpointService } from '../endpoints/endpoints.ts';
+import { createEndpointCredentialStore, EndpointKeyService, EndpointService } from '../endpoints/index.ts';
 import type { CredentialStore } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
-import type { GatewayRouteContext } from '../routes/context.ts';
-import { registerEndpointRoutes } from '../routes/endpoints.ts';
-import { registerInvocationRoutes } from '../routes/invocations.ts';
 import type { RunEngine } from '../run-engine.ts';
 import { createInvocationFeed } from './invocation-events.ts';
 import { dispatchInvocationTask, invocationSweepTask } from './invocation-jobs.ts';
@@ -80,24 +75,16 @@ export function setupEndpointsAndInvocations(
   let stopFeed: (() => Promise<void>) | undefined;
   const jobDeps = { invocations, logger: ctx.logger };
   return {
+    db: ctx.db,
     endpoints,
     keys,
     invocations,
     feed,
-    /** Registers the routes (called inside part 1's registration, before the sign-out route). */
-    routes(app: ServiceApp, routeContext: GatewayRouteContext) {
-      registerEndpointRoutes(app, routeContext, { endpoints, keys });
-      registerInvocationRoutes(app, {
-        db: ctx.db,
-        keys,
-        invocations,
-        feed,
-        invokePerMinute: config.invokePerMinute,
-        heartbeatMs: config.heartbeatSeconds * 1000,
-      });
-      app.addHook('onReady', async () => {
-        stopFeed ??= await feed.start(ctx.notifier);
-      });
+    invokePerMinute: config.invokePerMinute,
+    heartbeatMs: config.heartbeatSeconds * 1000,
+    /** Starts following the invocation event feed (once per instance; the routes call it when the app is ready). */
+    async startFeed() {
+      stopFeed ??= await feed.start(ctx.notifier);
     },
     tasks: [dispatchInvocationTask.with(jobDeps), invocationSweepTask.with(jobDeps)],
     cron: [{ task: invocationSweepTask, pattern: '* * * * *' }],
@@ -107,3 +94,6 @@ export function setupEndpointsAndInvocations(
     },
   };
 }
+
+/** Part 2's services and settings, as the routes take them. */
+export type Part2 = ReturnType<typeof setupEndpointsAndInvocations>;

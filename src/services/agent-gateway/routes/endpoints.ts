@@ -15,9 +15,15 @@ import {
   ScopeHeaders,
   Version,
 } from '../agent-gateway-schemas.ts';
-import { type EndpointKeyService, KEY_EXPIRY_SECONDS, OVERLAP_SECONDS } from '../endpoints/endpoint-keys.ts';
-import { MAX_PAYLOAD_BYTES, SLUG_PATTERN, TIMEOUT_SECONDS } from '../endpoints/endpoint-settings.ts';
-import type { EndpointService } from '../endpoints/endpoints.ts';
+import {
+  type EndpointKeyService,
+  type EndpointService,
+  KEY_EXPIRY_SECONDS,
+  MAX_PAYLOAD_BYTES,
+  OVERLAP_SECONDS,
+  SLUG_PATTERN,
+  TIMEOUT_SECONDS,
+} from '../endpoints/index.ts';
 import { type GatewayRouteContext, SECURITY } from './context.ts';
 import { listAnswer, pageOf } from './paging.ts';
 

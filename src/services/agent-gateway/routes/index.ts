@@ -23,6 +23,7 @@ import { registerRuntimeRoutes } from './runtime.ts';
 import { registerTeamRoutes } from './teams.ts';
 
 export { SECURITY_SCHEMES } from './context.ts';
+export { INVOCATION_SECURITY_SCHEMES, registerPart2Routes } from './invocations.ts';
 export { registerOpsRoutes } from './ops.ts';
 
 /** What the public routes call. */

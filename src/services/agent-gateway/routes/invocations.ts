@@ -18,10 +18,17 @@ import { StringEnum } from '../../../platform/schemas.ts';
 import { StreamRegistry } from '../../../platform/streams.ts';
 import { rateLimited } from '../agent-gateway-errors.ts';
 import { ErrorBody } from '../agent-gateway-schemas.ts';
-import type { EndpointKeyService, EndpointPrincipal } from '../endpoints/endpoint-keys.ts';
-import type { InvocationEventRow } from '../invocations/invocation-events.ts';
-import { checkCursor, followInvocationEvents, type StreamTarget } from '../invocations/invocation-stream.ts';
-import type { InvocationService } from '../invocations/invocations.ts';
+import type { EndpointKeyService, EndpointPrincipal } from '../endpoints/index.ts';
+import {
+  checkCursor,
+  followInvocationEvents,
+  type InvocationEventRow,
+  type InvocationService,
+  type Part2,
+  type StreamTarget,
+} from '../invocations/index.ts';
+import type { GatewayRouteContext } from './context.ts';
+import { registerEndpointRoutes } from './endpoints.ts';
 
 const tags = ['invocations'];
 const security: { [scheme: string]: string[] }[] = [{ endpointApiKey: [] }, { platformToken: [] }];
@@ -117,8 +124,15 @@ export const INVOCATION_SECURITY_SCHEMES = {
   },
 };
 
+/** Registers part 2: endpoint management and `/invoke/v1`, and starts the event feed when the app is ready. */
+export function registerPart2Routes(app: ServiceApp, ctx: GatewayRouteContext, part2: Part2): void {
+  registerEndpointRoutes(app, ctx, { endpoints: part2.endpoints, keys: part2.keys });
+  registerInvocationRoutes(app, part2);
+  app.addHook('onReady', () => part2.startFeed());
+}
+
 /** Registers `/invoke/v1`. */
-export function registerInvocationRoutes(
+function registerInvocationRoutes(
   app: ServiceApp,
   deps: {
     db: Db;
