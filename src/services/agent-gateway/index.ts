@@ -142,8 +142,8 @@ export const agentGatewayService: ServiceDefinition = {
       ],
       cron: [{ task: sweepTask, pattern: '* * * * *' }, ...part2.cron],
       stop: () => part2.stop(),
-      seed: (tx) =>
-        seedDemo(tx, {
+      seed: async (tx) => ({
+        ...(await seedDemo(tx, {
           identity,
           agents,
           teams,
@@ -153,7 +153,9 @@ export const agentGatewayService: ServiceDefinition = {
           clock: ctx.clock,
           tenant: config.tenant,
           namespace: config.namespace,
-        }),
+        })),
+        ...(await part2.seed(tx, { tenant: config.tenant, namespace: config.namespace })),
+      }),
     };
   },
 };

@@ -16,7 +16,7 @@
  */
 import { and, desc, eq } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db } from '../../../platform/database.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
 import {
@@ -113,11 +113,12 @@ export class EndpointKeyService {
   async issueKey(
     scope: Scope,
     endpointId: string,
-    userId: string,
+    userId: string | null,
     input: { label?: string; expiresInSeconds?: number },
+    executor: Executor = this.db,
   ) {
-    await this.endpoints.row(scope, endpointId);
-    const issued = await this.store.issue(this.db, {
+    await this.endpoints.row(scope, endpointId, executor);
+    const issued = await this.store.issue(executor, {
       prefix: ENDPOINT_KEY_PREFIX,
       label: input.label ?? null,
       expiresAt: this.expiry(input.expiresInSeconds),

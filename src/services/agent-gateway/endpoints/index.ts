@@ -8,3 +8,4 @@ export {
 } from './endpoint-keys.ts';
 export { MAX_PAYLOAD_BYTES, SLUG_PATTERN, TIMEOUT_SECONDS, validateAgainst } from './endpoint-settings.ts';
 export { type EndpointRow, EndpointService, type ReleaseRow } from './endpoints.ts';
+export { seedDemoEndpoint } from './seed-endpoint.ts';

@@ -8,10 +8,16 @@
  * (60-2,592,000, default 86,400).
  */
 
+import type { Tx } from '../../../platform/database.ts';
 import { ConfigError } from '../../../platform/errors.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
 import type { AgentService } from '../agents.ts';
-import { createEndpointCredentialStore, EndpointKeyService, EndpointService } from '../endpoints/index.ts';
+import {
+  createEndpointCredentialStore,
+  EndpointKeyService,
+  EndpointService,
+  seedDemoEndpoint,
+} from '../endpoints/index.ts';
 import type { CredentialStore } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import type { RunEngine } from '../run-engine.ts';
@@ -83,6 +89,9 @@ export function setupEndpointsAndInvocations(
     invokePerMinute: config.invokePerMinute,
     heartbeatMs: config.heartbeatSeconds * 1000,
     /** Starts following the invocation event feed (once per instance; the routes call it when the app is ready). */
+    /** Seeds the demo endpoint in the seeded scope (credentials.json fields). */
+    seed: (tx: Tx, scope: { tenant: string; namespace: string }) =>
+      seedDemoEndpoint(tx, { agents: deps.agents, endpoints, keys }, scope),
     async startFeed() {
       stopFeed ??= await feed.start(ctx.notifier);
     },

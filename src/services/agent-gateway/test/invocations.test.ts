@@ -495,3 +495,17 @@ describe('event streams', () => {
     assert.equal(jobOnConversation.json().code, 'wrong_invocation_mode');
   });
 });
+
+describe('seed', () => {
+  test('the seeded demo endpoint takes its sample input and completes with a result its output schema accepts', async () => {
+    const cred = { 'x-api-key': seeded.endpointApiKey as string };
+    const ack = await submit(seeded.endpointSlug as string, cred, {
+      title: 'Demo',
+      input: seeded.endpointSampleInput,
+    });
+    assert.equal(ack.statusCode, 202, ack.body);
+    const done = await settle(ack.json().statusUrl, cred);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.deepEqual(done.result, { title: 'Demo', summary: 'Quarterly numbers are up', characters: 24 });
+  });
+});
