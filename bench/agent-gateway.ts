@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import { agentGatewayService } from '../src/services/agent-gateway/index.ts';
 import { startTestPlatform } from '../test/support/platform.ts';
+import { benchAgentGatewayInvocations } from './agent-gateway-invocations.ts';
 import { bareServer, load, report } from './lib.ts';
 
 const CHATS = 50;
@@ -163,4 +164,6 @@ export async function benchAgentGateway(durationSeconds: number): Promise<void> 
   } finally {
     await platform.close();
   }
+  // 3-5: invocations of an endpoint (agent-gateway-invocations.ts), on a platform of their own.
+  await benchAgentGatewayInvocations(durationSeconds);
 }
