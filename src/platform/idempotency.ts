@@ -131,6 +131,29 @@ export class IdempotencyStore {
     });
   }
 
+  /**
+   * The stored answer of a committed, unexpired record of (scope, key) in one read and no transaction: the fast
+   * path of a replay, before {@link run}. Undefined when there is none (never used, expired, or its first request
+   * still in flight: uncommitted, so invisible here); the caller then calls {@link run}, which decides.
+   * @throws IdempotencyConflictError when the record holds another fingerprint.
+   */
+  async recorded(params: {
+    scope: string;
+    key: string;
+    fingerprint: string;
+  }): Promise<IdempotentOutcome | undefined> {
+    const [existing] = await this.db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+    if (!existing || existing.expiresAt <= this.clock.now()) return undefined;
+    if (existing.fingerprint !== params.fingerprint) throw new IdempotencyConflictError();
+    return {
+      replayed: true,
+      response: { status: existing.responseStatus ?? 200, body: existing.response },
+    };
+  }
+
   /** Deletes expired records; returns how many. Run by the platform's hourly job. */
   async prune(): Promise<number> {
     const deleted = await this.db

@@ -117,6 +117,20 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
     assert.equal(await sideEffects(key), 1);
   });
 
+  test('recorded: the stored answer in one read, a conflict for another fingerprint, nothing when unused or expired', async () => {
+    const key = freshKey();
+    assert.equal(await store.recorded({ scope: 's', key, fingerprint: 'f' }), undefined);
+    await store.run({ scope: 's', key, fingerprint: 'f', ttlMs: HOUR }, op(key, { id: 7 }).fn);
+    assert.deepEqual(await store.recorded({ scope: 's', key, fingerprint: 'f' }), {
+      replayed: true,
+      response: { status: 201, body: { id: 7 } },
+    });
+    assert.equal(await store.recorded({ scope: 'other', key, fingerprint: 'f' }), undefined);
+    await assert.rejects(store.recorded({ scope: 's', key, fingerprint: 'g' }), IdempotencyConflictError);
+    clock.advance(HOUR);
+    assert.equal(await store.recorded({ scope: 's', key, fingerprint: 'f' }), undefined, 'expired');
+  });
+
   test('the same key in another scope is independent', async () => {
     const key = freshKey();
     await store.run({ scope: 'merchant-a', key, fingerprint: 'f', ttlMs: HOUR }, op(key, { m: 'a' }).fn);

@@ -52,6 +52,9 @@ export const TERMINAL_INVOCATION: readonly InvocationStatus[] = [
 ];
 export const isTerminalInvocation = (s: InvocationStatus) => TERMINAL_INVOCATION.includes(s);
 
+/** The idempotency scope of an endpoint's invocations (keys of one endpoint never meet another's). */
+const idempotencyScope = (endpointId: string) => `agent-gateway:invoke:${endpointId}`;
+
 /** Idempotency records of invocations are kept 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -158,10 +161,17 @@ export class InvocationService {
     mode: 'job' | 'conversation',
     value: unknown,
     field: string,
+    caller?: { principal: EndpointPrincipal; slug: string },
   ): Promise<{ endpoint: EndpointRow; release: ReleaseRow }> {
     const found = await this.endpoints.withRelease(endpointId, tx);
-    if (!found?.release) throw notFound('endpoint', endpointId);
+    if (!found?.release) throw notFound('endpoint', caller?.slug ?? endpointId);
     const { endpoint, release } = found;
+    if (caller) {
+      // A key's own endpoint, read here in the transaction: it must be the one the path names.
+      if (endpoint.slug !== caller.slug)
+        EndpointKeyService.authorize(caller.principal, { ...endpoint, id: '' }, 'api_key');
+      EndpointKeyService.authorize(caller.principal, endpoint, release.settings.authPolicy.type);
+    }
     if (endpoint.status === 'disabled')
       throw new ApiError(
         409,
@@ -232,13 +242,27 @@ export class InvocationService {
   ) {
     return this.idempotency.run(
       {
-        scope: `agent-gateway:invoke:${endpointId}`,
+        scope: idempotencyScope(endpointId),
         key: idem.key,
         fingerprint: idem.fingerprint,
         ttlMs: IDEMPOTENCY_TTL_MS,
       },
       work,
     );
+  }
+
+  /**
+   * The fast replay of an endpoint key's request: the stored answer of its key in one read (the fingerprint holds
+   * the path, so a record under the key's own endpoint matches only requests that endpoint accepted).
+   * @throws ApiError 409 `idempotency_key_reused`.
+   */
+  private async replayed(principal: EndpointPrincipal, idem: IdempotencyInput) {
+    if (principal.kind !== 'endpoint_key') return undefined;
+    return this.idempotency.recorded({
+      scope: idempotencyScope(principal.endpointId!),
+      key: idem.key,
+      fingerprint: idem.fingerprint,
+    });
   }
 
   /**
@@ -251,9 +275,13 @@ export class InvocationService {
     body: { title: string; description?: string; input: unknown },
     idem: IdempotencyInput,
   ) {
-    const { endpoint: target } = await this.endpointFor(principal, slug);
-    return this.once(target.id, idem, async (tx) => {
-      const { endpoint, release } = await this.admit(tx, target.id, 'job', body.input, 'input');
+    const fast = await this.replayed(principal, idem);
+    if (fast) return fast;
+    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
+    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
+    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    return this.once(targetId, idem, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
       const row = await this.insert(tx, endpoint, release, {
         kind: 'job',
         conversationId: null,
@@ -273,9 +301,20 @@ export class InvocationService {
     message: string,
     idem: IdempotencyInput,
   ) {
-    const { endpoint: target } = await this.endpointFor(principal, slug);
-    return this.once(target.id, idem, async (tx) => {
-      const { endpoint, release } = await this.admit(tx, target.id, 'conversation', message, 'message');
+    const fast = await this.replayed(principal, idem);
+    if (fast) return fast;
+    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
+    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
+    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    return this.once(targetId, idem, async (tx) => {
+      const { endpoint, release } = await this.admit(
+        tx,
+        targetId,
+        'conversation',
+        message,
+        'message',
+        caller,
+      );
       const now = this.clock.now();
       const [conversation] = await tx
         .insert(endpointConversations)
@@ -324,6 +363,8 @@ export class InvocationService {
     message: string,
     idem: IdempotencyInput,
   ) {
+    const fast = await this.replayed(principal, idem);
+    if (fast) return fast;
     const { endpoint: target } = await this.conversationFor(principal, conversationId);
     return this.once(target.id, idem, async (tx) => {
       const { endpoint, release } = await this.admit(tx, target.id, 'conversation', message, 'message');
