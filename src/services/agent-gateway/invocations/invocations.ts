@@ -220,18 +220,7 @@ export class InvocationService {
       })
       .returning();
     await dispatchInvocationTask.enqueue(tx, { invocationId: row!.id }, { jobKey: `invocation:${row!.id}` });
-    await appendInvocationEvents(
-      tx,
-      [
-        {
-          invocationId: row!.id,
-          conversationId: row!.conversationId,
-          type: 'status',
-          data: { invocationId: row!.id, status: 'accepted', at: now.toISOString() },
-        },
-      ],
-      now,
-    );
+    // Its `accepted` event is written with its first move (the submission stays off the event lock).
     return row!;
   }
 
@@ -433,7 +422,10 @@ export class InvocationService {
     };
   }
 
-  /** Records a move of a locked row: its status, history and an event (call last in the transaction). */
+  /**
+   * Records a move of a locked row: its status, history and an event (call last in the transaction). The first move
+   * also writes the `accepted` event (submissions write none, so they never wait for the event lock).
+   */
   private async move(
     tx: Tx,
     row: InvocationRow,
@@ -462,6 +454,16 @@ export class InvocationService {
     await appendInvocationEvents(
       tx,
       [
+        ...(row.status === 'accepted'
+          ? [
+              {
+                invocationId: row.id,
+                conversationId: row.conversationId,
+                type: 'status',
+                data: { invocationId: row.id, status: 'accepted', at: row.createdAt.toISOString() },
+              },
+            ]
+          : []),
         {
           invocationId: row.id,
           conversationId: row.conversationId,
