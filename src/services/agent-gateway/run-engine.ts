@@ -93,7 +93,10 @@ export type RunObserver = (tx: Tx, run: RunRow) => Promise<void>;
 
 /** One transaction's work on runs: the runs it locked (changed in memory, written at the end) and its events. */
 class Unit {
-  readonly runs = new Map<string, { row: RunRow; wasTerminal: boolean; graph: GraphIndex }>();
+  readonly runs = new Map<
+    string,
+    { row: RunRow; wasTerminal: boolean; wasStatus: RunStatus; graph: GraphIndex }
+  >();
   readonly events: NewRunEvent[] = [];
   /** Agent steps this unit queued (a job each); the job that made them may run the first one itself. */
   readonly queued: string[] = [];
@@ -115,6 +118,7 @@ class Unit {
 /** Runs: start, advance, wait, resume, fail, cancel. */
 export class RunEngine {
   private readonly observers: RunObserver[] = [];
+  private readonly statusObservers: RunObserver[] = [];
 
   constructor(
     private readonly db: Db,
@@ -127,6 +131,11 @@ export class RunEngine {
   /** Adds an observer of finished runs. */
   onFinished(observer: RunObserver): void {
     this.observers.push(observer);
+  }
+
+  /** Adds an observer of a live run's status moves (`running` <-> `waiting`), called in the moving transaction. */
+  onStatusChanged(observer: RunObserver): void {
+    this.statusObservers.push(observer);
   }
 
   /** Starts a run inside `tx`: the start node completes at once and its successors get their steps. */
@@ -162,7 +171,7 @@ export class RunEngine {
     };
     await unit.tx.insert(runs).values(row);
     const graph = new GraphIndex(input.graph);
-    unit.runs.set(row.id, { row, wasTerminal: false, graph });
+    unit.runs.set(row.id, { row, wasTerminal: false, wasStatus: row.status, graph });
     unit.event(row, 'run.created', {
       targetType: row.targetType,
       targetId: row.targetId,
@@ -188,6 +197,7 @@ export class RunEngine {
     unit.runs.set(id, {
       row,
       wasTerminal: isTerminal(row.status),
+      wasStatus: row.status,
       graph: new GraphIndex(row.graph as unknown as Graph),
     });
     return row;
@@ -591,7 +601,7 @@ export class RunEngine {
    * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
    */
   private async flush(unit: Unit): Promise<void> {
-    for (const { row: run, wasTerminal } of unit.runs.values()) {
+    for (const { row: run, wasTerminal, wasStatus } of unit.runs.values()) {
       if (!isTerminal(run.status)) await this.settle(unit, run);
       await unit.tx
         .update(runs)
@@ -611,6 +621,8 @@ export class RunEngine {
         );
         if (run.parentStepId) await resumeStepTask.enqueue(unit.tx, { stepId: run.parentStepId });
         for (const observer of this.observers) await observer(unit.tx, run);
+      } else if (!isTerminal(run.status) && run.status !== wasStatus) {
+        for (const observer of this.statusObservers) await observer(unit.tx, run);
       }
     }
     await appendRunEvents(unit.tx, unit.events, unit.now);

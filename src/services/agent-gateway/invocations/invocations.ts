@@ -4,7 +4,7 @@
  * `{invocationId, status, statusUrl, eventsUrl}` (and `conversationId` on a conversation's first message), executed
  * as a run of the endpoint's target by Graphile Worker.
  *
- * States: `accepted` -> `dispatching` -> `running` (`waiting` while the run waits) -> `completed` | `failed` |
+ * States: `accepted` -> `dispatching` -> `running` (`waiting` while its run waits) -> `completed` | `failed` |
  * `cancelled` | `timed_out`, and `cancel_requested` between a cancel and the run's end. Every move is recorded in
  * the invocation's `history` and as an event of its stream. The timeout runs from acceptance by the injected clock
  * (the invocation sweep). A run's output is validated against the release's output schema: a breaking output ends
@@ -388,14 +388,7 @@ export class InvocationService {
   }
 
   /** The status view (`statusUrl`): state, history, and `result` shaped by the output schema once completed. */
-  async view(row: InvocationRow) {
-    let status = row.status;
-    if (status === 'running' && row.runId) {
-      const [run] = await this.db
-        .execute<{ status: string }>(sql`select status from agent_gateway.runs where id = ${row.runId}`)
-        .then((r) => r.rows);
-      if (run?.status === 'waiting') status = 'waiting';
-    }
+  view(row: InvocationRow) {
     return {
       invocation: {
         id: row.id,
@@ -404,7 +397,7 @@ export class InvocationService {
         kind: row.kind,
         conversationId: row.conversationId,
         turn: row.turn,
-        status,
+        status: row.status,
         title: row.title,
         description: row.description,
         input: row.input,
@@ -526,8 +519,17 @@ export class InvocationService {
         return;
       }
       row = await this.move(tx, row, 'running', { runId: run.id });
+      if (run.status === 'waiting') row = await this.move(tx, row, 'waiting');
       if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
     });
+  }
+
+  /** The run status observer: a live run's `running` <-> `waiting` moves are its invocation's moves. */
+  async onRunStatusChanged(tx: Tx, run: RunRow): Promise<void> {
+    if (run.status !== 'running' && run.status !== 'waiting') return;
+    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
+    if (found && (found.status === 'running' || found.status === 'waiting') && found.status !== run.status)
+      await this.move(tx, found, run.status);
   }
 
   /** The run observer: a finished run ends its invocation (output validated against the output schema). */

@@ -77,6 +77,7 @@ export function setupEndpointsAndInvocations(
     },
   );
   deps.engine.onFinished((tx, run) => invocations.onRunFinished(tx, run));
+  deps.engine.onStatusChanged((tx, run) => invocations.onRunStatusChanged(tx, run));
   const feed = createInvocationFeed(ctx.db, ctx.logger);
   let stopFeed: (() => Promise<void>) | undefined;
   const jobDeps = { invocations, logger: ctx.logger };

@@ -107,7 +107,11 @@ describe('agent-gateway identities and scope (single-scope install)', () => {
     const t = h.demoToken;
     const list = await h.api(t, 'GET', '/api/v1/agents');
     assert.equal(list.statusCode, 200, list.body);
-    assert.equal(list.json().agents.length, 4, 'the seeded agents');
+    assert.equal(
+      list.json().agents.length,
+      5,
+      "the seeded agents (part 1's four and the demo endpoint's Summarizer)",
+    );
     assert.ok(list.json().agents.every((a: { tenant: string }) => a.tenant === 'demo'));
     const same = await h.api(t, 'GET', '/api/v1/agents?tenant=demo', undefined, {
       'x-platform-tenant': 'demo',

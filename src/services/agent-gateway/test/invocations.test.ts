@@ -332,10 +332,10 @@ describe('states', () => {
     const running = await submit(ep.slug, cred, { title: 'running', input: {} });
     await h.platform.runDueJobs();
     const seen = await status(running.json().statusUrl, cred);
-    assert.ok(['running', 'waiting'].includes(seen.status), seen.status);
+    assert.equal(seen.status, 'waiting', 'its remote step waits for a runtime host');
     assert.deepEqual(
       seen.history.map((m: { status: string }) => m.status),
-      ['accepted', 'dispatching', 'running'],
+      ['accepted', 'dispatching', 'running', 'waiting'],
     );
     const cancel = await app().inject({
       method: 'POST',
@@ -345,7 +345,7 @@ describe('states', () => {
     assert.equal(cancel.json().invocation.status, 'cancelled');
     assert.deepEqual(
       cancel.json().invocation.history.map((m: { status: string }) => m.status),
-      ['accepted', 'dispatching', 'running', 'cancel_requested', 'cancelled'],
+      ['accepted', 'dispatching', 'running', 'waiting', 'cancel_requested', 'cancelled'],
     );
     const twice = await app().inject({
       method: 'POST',
