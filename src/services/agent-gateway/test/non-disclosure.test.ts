@@ -29,7 +29,7 @@ describe('agent-gateway 404 non-disclosure on every id route', () => {
       return res.json();
     };
     const agents = (await h.api(t, 'GET', '/api/v1/agents', undefined, demo)).json().agents;
-    ids.agents = agents[0].id;
+    ids.agents = agents.find((a: { conversational: boolean }) => a.conversational).id;
     ids.chats = (await post('/api/v1/chats', { agentId: ids.agents, title: 'c' })).chat.id;
     ids.teams = (await post('/api/v1/teams', { name: 't', members: [ids.agents] })).team.id;
     const def = await post('/api/v1/orchestration-definitions', {
@@ -60,6 +60,8 @@ describe('agent-gateway 404 non-disclosure on every id route', () => {
         target: { type: 'agent', id: ids.agents },
       })
     ).automation.id;
+    // The seeded demo endpoint (part 2) and its first key.
+    ids.endpoints = (await h.api(t, 'GET', '/api/v1/endpoints', undefined, demo)).json().endpoints[0].id;
   });
   after(() => h?.close());
 
@@ -78,7 +80,13 @@ describe('agent-gateway 404 non-disclosure on every id route', () => {
         const media = op.requestBody?.content['application/json'];
         const example = media?.example ?? media?.schema.examples?.[0];
         const call = (id: string) =>
-          h.api(outsider.token, method.toUpperCase() as 'GET', path.replace('{id}', id), example, acme);
+          h.api(
+            outsider.token,
+            method.toUpperCase() as 'GET',
+            path.replace('{id}', id).replace('{keyId}', '1'),
+            example,
+            acme,
+          );
         const foreign = await call(existing);
         const nowhere = await call(`${existing.slice(0, 4)}ffffffffffffffffffffffffffffffff`);
         assert.equal(foreign.statusCode, 404, `${op.operationId}: ${foreign.body}`);
