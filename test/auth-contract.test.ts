@@ -142,10 +142,10 @@ describe('auth contract: every secured route of every service (from its OpenAPI 
           );
         }
 
-        for (const { id } of keys) {
+        for (const { revokeUrl } of keys) {
           const revoked = await app.inject({
             method: 'POST',
-            url: `/_ops/keys/${id}/revoke`,
+            url: revokeUrl,
             headers: { authorization: platform.operatorAuth },
           });
           assert.equal(revoked.statusCode, 200, revoked.body);

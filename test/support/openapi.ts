@@ -127,21 +127,38 @@ export function withCredential(scheme: Scheme, url: string, value: string | unde
   return { url, headers: { [scheme.name]: value } };
 }
 
-/** The plaintext keys a first start seeded (credentials whose last four characters are a listed key's hint). */
+/**
+ * The plaintext keys a first start seeded (credentials whose last four characters are a listed key's hint), each with
+ * the operator route that revokes it. Keys are listed by `GET /_ops/keys` and by any other operator listing
+ * `GET /_ops/<name>-keys` of the service's OpenAPI document (a service with a second key table, such as the agent
+ * gateway's endpoint credentials); each revokes at `<listing>/{id}/revoke`.
+ */
 export async function seededKeys(
   platform: TestPlatform,
   name: string,
-): Promise<{ key: string; id: number }[]> {
-  const listed = await platform
-    .app(name)
-    .inject({ method: 'GET', url: '/_ops/keys', headers: { authorization: platform.operatorAuth } });
-  assert.equal(listed.statusCode, 200, `${name}: GET /_ops/keys ${listed.body}`);
-  const records = (listed.json() as { keys: { id: number; hint: string }[] }).keys;
-  const out: { key: string; id: number }[] = [];
-  for (const value of Object.values(platform.credentials(name))) {
-    if (typeof value !== 'string' || value.length < 40) continue;
-    const record = records.find((r) => r.hint === value.slice(-4));
-    if (record) out.push({ key: value, id: record.id });
+): Promise<{ key: string; id: number; revokeUrl: string }[]> {
+  const app = platform.app(name);
+  const doc = (await app.inject({ url: '/openapi.json' })).json() as {
+    paths: Record<string, { get?: unknown }>;
+  };
+  const listings = [
+    '/_ops/keys',
+    ...Object.keys(doc.paths).filter((p) => /^\/_ops\/[a-z-]+-keys$/.test(p) && doc.paths[p]!.get),
+  ];
+  const out: { key: string; id: number; revokeUrl: string }[] = [];
+  for (const listing of listings) {
+    const listed = await app.inject({
+      method: 'GET',
+      url: listing,
+      headers: { authorization: platform.operatorAuth },
+    });
+    assert.equal(listed.statusCode, 200, `${name}: GET ${listing} ${listed.body}`);
+    const records = (listed.json() as { keys: { id: number; hint: string }[] }).keys;
+    for (const value of Object.values(platform.credentials(name))) {
+      if (typeof value !== 'string' || value.length < 40) continue;
+      const record = records.find((r) => r.hint === value.slice(-4));
+      if (record) out.push({ key: value, id: record.id, revokeUrl: `${listing}/${record.id}/revoke` });
+    }
   }
   return out;
 }

@@ -218,6 +218,19 @@ export class EndpointKeyService {
     return keyView(row!);
   }
 
+  /** Every endpoint key and platform token of the install, newest first (operator; never the secrets). */
+  async listAll(includeRevoked: boolean) {
+    const rows = await this.store.list({ includeRevoked });
+    return Promise.all(rows.map((row) => this.store.record(row)));
+  }
+
+  /** Revokes any endpoint key or platform token (operator), on every instance. @throws ApiError 404. */
+  async revokeAny(id: number) {
+    const row = await this.store.revoke(id);
+    if (!row) throw notFound('endpoint credential', String(id));
+    return this.store.record(row);
+  }
+
   /** Issues a platform bearer token of the scope (shown once). */
   async issuePlatformToken(
     scope: Scope,

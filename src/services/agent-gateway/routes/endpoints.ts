@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { Int4, StringEnum } from '../../../platform/schemas.ts';
 import {
+  ErrorBody,
   IdParam,
   ListOf,
   PageQuery,
@@ -499,6 +500,48 @@ export function registerEndpointRoutes(
     async (request) => ({
       apiKey: await keys.revokeKey(ctx.caller(request).scope, request.params.id, request.params.keyId),
     }),
+  );
+
+  const opsRecord = Type.Object({
+    id: Type.Integer(),
+    hint: Type.String(),
+    label: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    kind: StringEnum(['endpoint_key', 'platform_token'] as const),
+    endpointId: Type.Union([Type.String(), Type.Null()]),
+    rotatedFrom: Type.Union([Type.Integer(), Type.Null()]),
+  });
+  const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
+  app.get(
+    '/_ops/endpoint-keys',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsListEndpointKeys',
+        summary: 'List endpoint API keys and platform tokens (never the secrets)',
+        querystring: Type.Object(
+          { include_revoked: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ keys: Type.Array(opsRecord) }), 400: ErrorBody, 401: ErrorBody },
+      },
+    },
+    async (request) => ({ keys: await keys.listAll(request.query.include_revoked === true) }),
+  );
+  app.post(
+    '/_ops/endpoint-keys/:id/revoke',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsRevokeEndpointKey',
+        summary: 'Revoke an endpoint API key or platform token (effective on every instance at once)',
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
+        response: { 200: opsRecord, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (request) => keys.revokeAny(request.params.id),
   );
 
   app.post(
