@@ -222,4 +222,28 @@ describe('agent-gateway scope (multi-scope install)', () => {
     );
     assert.equal(inDemo.statusCode, 403, 'no role in demo');
   });
+
+  test('scope headers are checked on every product route: a bad format or length is a 400, never a 5xx', async () => {
+    const doc = (await h.platform.app('agent-gateway').inject({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { security?: { userToken?: [] }[] }>>;
+    };
+    const bad = ['Demo', 'a'.repeat(64), '-lead', 'de mo', '../x', 'dé'];
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(operations)) {
+        if (!op.security?.some((s) => 'userToken' in s) || !path.startsWith('/api/v1')) continue;
+        const url = path.replace('{id}', 'agt_0123456789abcdef0123456789abcdef');
+        for (const [i, value] of bad.entries()) {
+          const headers =
+            i % 2 === 0
+              ? { 'x-platform-tenant': value, 'x-platform-namespace': 'default' }
+              : { 'x-platform-tenant': 'demo', 'x-platform-namespace': value };
+          const res = await h.api(h.demoToken, method.toUpperCase() as 'GET', url, undefined, headers);
+          assert.equal(res.statusCode, 400, `${method} ${path} with ${JSON.stringify(headers)}: ${res.body}`);
+          assert.ok(res.json().code, 'the gateway error body');
+        }
+        checked += 1;
+      }
+    assert.ok(checked >= 40, `every product route was called (${checked})`);
+  });
 });
