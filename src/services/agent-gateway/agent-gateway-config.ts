@@ -23,8 +23,8 @@ export interface AgentGatewayConfig {
    * taken to be lost with its worker and retried by the sweep.
    */
   stepLeaseSeconds: number;
-  /** `AGENT_GATEWAY_LOGIN_ATTEMPTS_PER_MINUTE` (default 10, 1-1000): login attempts per username and per address. */
-  loginAttemptsPerMinute: number;
+  /** `AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE` (default 10, 1-1000): failed sign-ins per username a minute before that username is refused (429) until the minute ends; successes are not counted. */
+  loginFailuresPerMinute: number;
   /** `AGENT_GATEWAY_TOOL_TIMEOUT_MS` (default 10000, 100-60000): one outbound call of the `fetch_url` tool. */
   toolTimeoutMs: number;
   /**
@@ -59,7 +59,7 @@ export function readAgentGatewayConfig(
     sessionTtlSeconds: integerVar(env, 'AGENT_GATEWAY_SESSION_TTL_SECONDS', 43_200, 300, 2_592_000),
     hostLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_HOST_LEASE_SECONDS', 30, 5, 3600),
     stepLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_STEP_LEASE_SECONDS', 120, 10, 3600),
-    loginAttemptsPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_ATTEMPTS_PER_MINUTE', 10, 1, 1000),
+    loginFailuresPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE', 10, 1, 1000),
     toolTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TOOL_TIMEOUT_MS', 10_000, 100, 60_000),
     model: baseUrl
       ? {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { createFailureCounter } from '../../platform/rate-limit.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { readAgentGatewayConfig } from './agent-gateway-config.ts';
 import { formatAgentGatewayError } from './agent-gateway-errors.ts';
@@ -118,6 +119,11 @@ export const agentGatewayService: ServiceDefinition = {
           hosts,
           fireEvent,
           idempotency: ctx.idempotency,
+          loginFailures: createFailureCounter({
+            clock: ctx.clock,
+            redis: ctx.redis,
+            prefix: 'api-suite:agent-gateway:login-failures:',
+          }),
         });
         registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
       },

@@ -42,33 +42,27 @@ describe('agent-gateway identities and scope (single-scope install)', () => {
     assert.equal(wrong.json().error, 'Unauthorized');
   });
 
-  test('sign-in attempts are limited per username (429 with Retry-After), by the clock', async () => {
-    const u = await h.user('viewer'); // its sign-in is the first of the 10 attempts of the minute
-    for (let i = 0; i < 9; i++) {
-      const wrong = await h.api(undefined, 'POST', '/api/auth/login', {
-        username: u.username,
-        password: 'wrong',
-      });
-      assert.equal(wrong.statusCode, 401, `attempt ${i}`);
+  test('failed sign-ins are limited per username (429 with Retry-After), by the clock; successes are not counted', async () => {
+    const u = await h.user('viewer');
+    const login = (password: string, username = u.username) =>
+      h.api(undefined, 'POST', '/api/auth/login', { username, password });
+    // Many successful sign-ins in one minute are never refused.
+    for (let i = 0; i < 15; i++) assert.equal((await login(u.password)).statusCode, 200, `success ${i}`);
+    for (let i = 0; i < 10; i++) {
+      const wrong = await login('wrong');
+      assert.equal(wrong.statusCode, 401, `failure ${i}`);
+      assert.equal(wrong.json().code, 'invalid_credentials');
     }
-    const limited = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: u.username,
-      password: u.password,
-    });
-    assert.equal(limited.statusCode, 429);
+    const limited = await login(u.password);
+    assert.equal(limited.statusCode, 429, 'the right password too, once the failures are spent');
     assert.equal(limited.json().code, 'rate_limited');
     assert.ok(Number(limited.headers['retry-after']) >= 1);
-    const otherUser = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: 'demo',
-      password: 'wrong',
-    });
+    const otherUser = await login('wrong', 'demo');
     assert.equal(otherUser.statusCode, 401, 'another username has its own budget');
     clock.advance(60_000);
-    const again = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: u.username,
-      password: u.password,
-    });
+    const again = await login(u.password);
     assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.headers['cache-control'], 'no-store', 'a token answer is kept by no cache');
     clock.set(new Date('2026-11-24T12:00:00Z'));
   });
 
