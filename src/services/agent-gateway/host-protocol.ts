@@ -34,6 +34,7 @@ type ExecutionRow = typeof executions.$inferSelect;
 /** The event types a host may report on a session. */
 export const SESSION_EVENT_TYPES = ['progress', 'log', 'message_delta', 'tool_call', 'tool_result'] as const;
 
+/** A host as the API shows it (its lease in `leaseExpiresAt`). */
 function hostView(row: HostRow, leaseSeconds: number) {
   return {
     id: row.id,
@@ -165,6 +166,55 @@ export class HostProtocol {
       .from(executions)
       .where(and(eq(executions.hostId, row.id), eq(executions.status, 'claimed')));
     return { host: hostView(row, this.leaseSeconds), claims: held.map((h) => h.id) };
+  }
+
+  /**
+   * The hosts (of one environment, or all) with their lease and the executions they hold, for the operator
+   * (`GET /_ops/hosts`): `live` is false once the lease ran out by the injected clock (its claims are then taken by
+   * the next claim in the environment).
+   */
+  async list(environmentId?: string) {
+    const now = this.clock.nowMs();
+    const rows = await this.db
+      .select()
+      .from(hosts)
+      .where(environmentId === undefined ? undefined : eq(hosts.environmentId, environmentId))
+      .orderBy(asc(hosts.registeredAt), asc(hosts.id))
+      .limit(500);
+    const held =
+      rows.length === 0
+        ? []
+        : await this.db
+            .select({
+              id: executions.id,
+              hostId: executions.hostId,
+              attempt: executions.attempt,
+              sessionId: executions.sessionId,
+              claimedAt: executions.claimedAt,
+            })
+            .from(executions)
+            .where(
+              and(
+                eq(executions.status, 'claimed'),
+                inArray(
+                  executions.hostId,
+                  rows.map((r) => r.id),
+                ),
+              ),
+            )
+            .orderBy(asc(executions.claimedAt));
+    return rows.map((row) => ({
+      ...hostView(row, this.leaseSeconds),
+      live: row.leaseExpiresAt.getTime() > now,
+      claims: held
+        .filter((c) => c.hostId === row.id)
+        .map((c) => ({
+          executionId: c.id,
+          attempt: c.attempt,
+          sessionId: c.sessionId!,
+          claimedAt: c.claimedAt!.toISOString(),
+        })),
+    }));
   }
 
   /**

@@ -125,7 +125,7 @@ export const agentGatewayService: ServiceDefinition = {
             prefix: 'api-suite:agent-gateway:login-failures:',
           }),
         });
-        registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
+        registerOpsRoutes(app, { identity, hosts, keys, db: ctx.db, tick });
       },
       tasks: [runStepTask.with(jobDeps), resumeStepTask.with(jobDeps), sweepTask.with(jobDeps)],
       cron: [{ task: sweepTask, pattern: '* * * * *' }],
