@@ -19,6 +19,11 @@ export interface AgentGatewayConfig {
   /** `AGENT_GATEWAY_HOST_LEASE_SECONDS` (default 30, 5-3600): a host's claims last this long after a heartbeat. */
   hostLeaseSeconds: number;
   /**
+   * `AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS` (default 86400 = 24 h, 60-604800): the longest an attempt token works; it
+   * stops earlier when its attempt ends or another host takes the execution over.
+   */
+  attemptTokenSeconds: number;
+  /**
    * `AGENT_GATEWAY_STEP_LEASE_SECONDS` (default 120, 10-3600): a step claimed by a worker longer ago than this is
    * taken to be lost with its worker and retried by the sweep.
    */
@@ -58,6 +63,7 @@ export function readAgentGatewayConfig(
     namespace: scopeId('AGENT_GATEWAY_NAMESPACE', 'default'),
     sessionTtlSeconds: integerVar(env, 'AGENT_GATEWAY_SESSION_TTL_SECONDS', 43_200, 300, 2_592_000),
     hostLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_HOST_LEASE_SECONDS', 30, 5, 3600),
+    attemptTokenSeconds: integerVar(env, 'AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS', 86_400, 60, 604_800),
     stepLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_STEP_LEASE_SECONDS', 120, 10, 3600),
     loginFailuresPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE', 10, 1, 1000),
     toolTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TOOL_TIMEOUT_MS', 10_000, 100, 60_000),

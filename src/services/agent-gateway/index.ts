@@ -71,7 +71,13 @@ export const agentGatewayService: ServiceDefinition = {
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
     const teams = new TeamService(ctx.db, ctx.clock);
-    const hosts = new HostProtocol(ctx.db, ctx.clock, keys, config.hostLeaseSeconds);
+    const hosts = new HostProtocol(
+      ctx.db,
+      ctx.clock,
+      keys,
+      config.hostLeaseSeconds,
+      config.attemptTokenSeconds,
+    );
     const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, (tx, input) =>
       hosts.queueForTurn(tx, input),
     );
@@ -85,6 +91,7 @@ export const agentGatewayService: ServiceDefinition = {
         teamMembers: (scope, id, executor) => teams.members(scope, id, executor),
         publishedRevision: (scope, id, executor) => orchestration!.publishedRevision(scope, id, executor),
         queueExecution: (tx, input) => hosts.queueForStep(tx, input),
+        endAttempts: (tx, ids) => hosts.endAttempts(tx, ids),
       },
       config.stepLeaseSeconds,
     );

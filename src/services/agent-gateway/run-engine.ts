@@ -86,6 +86,8 @@ export interface RunLookups {
     tx: Executor,
     input: { runId: string; stepId: string; agent: AgentRow; input: unknown },
   ): Promise<string>;
+  /** Ends the attempts (revokes the attempt tokens) of executions `ids`, inside `tx` (a cancelled run's). */
+  endAttempts(tx: Executor, ids: readonly string[]): Promise<void>;
 }
 
 /** Called in the transaction that finished a run (issues take the result, automations hear `run.completed`). */
@@ -568,10 +570,15 @@ export class RunEngine {
       .update(approvals)
       .set({ status: 'cancelled' })
       .where(and(eq(approvals.runId, run.id), eq(approvals.status, 'pending')));
-    await unit.tx
+    const ended = await unit.tx
       .update(executions)
       .set({ status: 'cancelled', finishedAt: unit.now })
-      .where(and(eq(executions.runId, run.id), inArray(executions.status, ['queued', 'claimed'])));
+      .where(and(eq(executions.runId, run.id), inArray(executions.status, ['queued', 'claimed'])))
+      .returning({ id: executions.id });
+    await this.lookups.endAttempts(
+      unit.tx,
+      ended.map((e) => e.id),
+    );
     const children = await unit.tx
       .select({ id: runs.id })
       .from(runs)
