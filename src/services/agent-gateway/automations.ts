@@ -24,7 +24,7 @@ import { automations } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 import type { OrchestrationService } from './orchestration.ts';
 import type { RunRow } from './run-engine.ts';
-import { type Condition, conditionProblems, evaluateCondition } from './templates.ts';
+import { type Condition, ConditionError, conditionProblems, evaluateCondition } from './templates.ts';
 
 /** Event types an automation may name: a built-in one or `custom.<name>`. */
 export const EVENT_TYPE_PATTERN =
@@ -108,7 +108,7 @@ export class AutomationService {
       };
     }
     if (trigger.filter !== undefined) {
-      const problems = conditionProblems(trigger.filter, 'filter');
+      const problems = conditionProblems(trigger.filter, 'filter', { roots: ['event'] });
       if (problems.length > 0)
         throw invalidFields(problems.map((p) => ({ location: 'body', field: 'trigger', message: p })));
     }
@@ -295,7 +295,7 @@ export class AutomationService {
     const fired: { automationId: string; runId: string }[] = [];
     for (const row of listening) {
       const filter = (row.trigger as { filter?: unknown }).filter;
-      if (filter !== undefined && !evaluateCondition(filter as Condition, { event })) continue;
+      if (filter !== undefined && !this.matches(row.id, filter as Condition, event)) continue;
       const runId = await this.fire(tx, row, { ...asObject(row.input), event }, depth + 1);
       if (!runId) continue;
       await tx
@@ -305,6 +305,20 @@ export class AutomationService {
       fired.push({ automationId: row.id, runId });
     }
     return fired;
+  }
+
+  /**
+   * Whether an event passes an automation's filter. A filter the event cannot decide (a field it lacks, a value of
+   * another type: templates.ts `ConditionError`) selects nothing: the event is not for this automation (logged).
+   */
+  private matches(automationId: string, filter: Condition, event: { type: string; data: unknown }): boolean {
+    try {
+      return evaluateCondition(filter, { event });
+    } catch (err) {
+      if (!(err instanceof ConditionError)) throw err;
+      this.logger.info({ automationId, code: err.code }, 'automation filter does not apply to the event');
+      return false;
+    }
   }
 
   /** The run observer: `run.completed` / `run.failed` events of finished runs. */

@@ -31,7 +31,7 @@ import { approvals, executions, runs, signals, steps } from './db/schema.ts';
 import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
 import type { Scope } from './identity.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
-import { type Condition, evaluateCondition, renderJson } from './templates.ts';
+import { type Condition, ConditionError, evaluateCondition, renderJson } from './templates.ts';
 
 export type RunRow = typeof runs.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
@@ -271,7 +271,15 @@ export class RunEngine {
         return;
       }
       case 'condition': {
-        const result = evaluateCondition(node.condition as Condition, context);
+        let result: boolean;
+        try {
+          result = evaluateCondition(node.condition as Condition, context);
+        } catch (err) {
+          if (!(err instanceof ConditionError)) throw err;
+          // Undecidable on this run's data: the run fails with the reason, no branch is taken by accident.
+          const step = await this.insertStep(unit, run, node, { status: 'running', input: payload ?? null });
+          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+        }
         const step = await this.insertStep(unit, run, node, {
           status: 'completed',
           input: payload ?? null,
