@@ -30,6 +30,12 @@ export interface AgentGatewayConfig {
   stepLeaseSeconds: number;
   /** `AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE` (default 10, 1-1000): failed sign-ins per username a minute before that username is refused (429) until the minute ends; successes are not counted. */
   loginFailuresPerMinute: number;
+  /**
+   * `AGENT_GATEWAY_TURN_TIMEOUT_MS` (default 60000, 100-600000): the deadline of one execution of an agent that
+   * waits on I/O (a chat turn or a run step of a `model` agent or a `tool_use` agent with `fetch_url`); past it the
+   * turn or step fails with `turn_timeout`.
+   */
+  turnTimeoutMs: number;
   /** `AGENT_GATEWAY_TOOL_TIMEOUT_MS` (default 10000, 100-60000): one outbound call of the `fetch_url` tool. */
   toolTimeoutMs: number;
   /**
@@ -66,6 +72,7 @@ export function readAgentGatewayConfig(
     attemptTokenSeconds: integerVar(env, 'AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS', 86_400, 60, 604_800),
     stepLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_STEP_LEASE_SECONDS', 120, 10, 3600),
     loginFailuresPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE', 10, 1, 1000),
+    turnTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TURN_TIMEOUT_MS', 60_000, 100, 600_000),
     toolTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TOOL_TIMEOUT_MS', 10_000, 100, 60_000),
     model: baseUrl
       ? {

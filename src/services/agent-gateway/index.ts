@@ -68,6 +68,7 @@ export const agentGatewayService: ServiceDefinition = {
     const runtime = new AgentRuntime(
       { clock: ctx.clock, outbound: ctx.outbound, fetchTimeoutMs: config.toolTimeoutMs },
       config.model ? new OpenAiModelAdapter({ ...config.model, outbound: ctx.outbound }) : undefined,
+      config.turnTimeoutMs,
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
     const teams = new TeamService(ctx.db, ctx.clock);

@@ -725,6 +725,7 @@ export class RunEngine {
       };
     else if ((agent.definition as AgentDefinition).kind === 'remote') outcome = { remote: agent };
     else {
+      const renewal = this.renewWhileRunning(stepId, claimed.attempt);
       try {
         const result = await this.runtime.execute(agent.definition as AgentDefinition, {
           input: claimed.input,
@@ -741,6 +742,8 @@ export class RunEngine {
       } catch (err) {
         if (!(err instanceof AgentError)) throw err;
         outcome = { error: { code: err.code, message: err.message } };
+      } finally {
+        await renewal.stop();
       }
     }
     return this.db.transaction(async (tx) => {
@@ -767,6 +770,33 @@ export class RunEngine {
       await this.flush(unit);
       return unit.queued[0];
     });
+  }
+
+  /**
+   * Keeps a running step's claim alive while this worker executes it: every quarter of the step lease (wall time)
+   * `claimed_at` moves to the injected clock's now, for attempt `attempt` only, so the sweep never takes a step from
+   * a live worker however long it runs; a worker that dies stops renewing and its claim lapses after the lease.
+   * @returns `stop()`, which ends the renewals and waits for one in flight.
+   */
+  private renewWhileRunning(stepId: string, attempt: number): { stop(): Promise<void> } {
+    let inFlight: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(
+      () => {
+        inFlight = this.db
+          .update(steps)
+          .set({ claimedAt: this.clock.now() })
+          .where(and(eq(steps.id, stepId), eq(steps.status, 'running'), eq(steps.attempt, attempt)))
+          .catch(() => undefined); // a failed renewal is retried at the next tick; the lease covers three
+      },
+      Math.max(1000, (this.stepLeaseSeconds * 1000) / 4),
+    );
+    timer.unref();
+    return {
+      async stop() {
+        clearInterval(timer);
+        await inFlight;
+      },
+    };
   }
 
   /**
