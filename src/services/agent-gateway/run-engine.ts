@@ -385,20 +385,27 @@ export class RunEngine {
       return;
     }
     const live = Object.values(arrivals).includes('live');
+    // The branches in the order of the join's incoming edges, not of their arrival: the same run data whichever
+    // branch finished first.
+    const ordered = Object.fromEntries(
+      (graph.incoming.get(node.id) ?? []).flatMap((e) =>
+        e.from in inputs ? [[e.from, inputs[e.from]]] : [],
+      ),
+    );
     await this.updateStep(unit, step.id, {
       arrivals,
-      input: inputs,
+      input: ordered,
       status: live ? 'completed' : 'skipped',
-      output: live ? inputs : null,
+      output: live ? ordered : null,
       finishedAt: unit.now,
     });
     if (!live) {
       unit.event(run, 'step.skipped', { nodeType: 'join' }, step);
       return this.propagate(unit, run, node.id, null, SKIP_ALL);
     }
-    run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: inputs } };
-    unit.event(run, 'step.completed', { nodeType: 'join', branches: Object.keys(inputs) }, step);
-    return this.propagate(unit, run, node.id, inputs, null);
+    run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: ordered } };
+    unit.event(run, 'step.completed', { nodeType: 'join', branches: Object.keys(ordered) }, step);
+    return this.propagate(unit, run, node.id, ordered, null);
   }
 
   private async startTeam(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {

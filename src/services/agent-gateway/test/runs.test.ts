@@ -678,4 +678,46 @@ describe('agent-gateway runs and workflows', () => {
     assert.equal(done.status, 'completed', JSON.stringify(done.error));
     clock.set(new Date('2026-11-24T12:00:00Z'));
   });
+  test('deterministic agents give the same run twice: output, step outcomes and event sequence', async () => {
+    const id = await workflow('Deterministic fan-out', {
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'b', type: 'agent', agentId: agents.Wrap },
+        { id: 'a', type: 'agent', agentId: agents.Upper },
+        { id: 'j', type: 'join' },
+        { id: 'end', type: 'end', input: { joined: '{{ previous }}', first: '{{ nodes.a.text }}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'b' },
+        { from: 'start', to: 'a' },
+        { from: 'b', to: 'j' },
+        { from: 'a', to: 'j' },
+        { from: 'j', to: 'end' },
+      ],
+    });
+    const shape = async (runId: string) => {
+      const r = await settle(runId);
+      const evs = await events(runId);
+      return {
+        status: r.status,
+        output: JSON.stringify(r.output),
+        events: evs
+          .filter((e) => e.type.startsWith('step.') || e.type.startsWith('run.'))
+          .map(
+            (e) => `${e.type}@${e.nodeId ?? ''}:${JSON.stringify(e.data.branches ?? e.data.nodeType ?? '')}`,
+          )
+          .sort(),
+      };
+    };
+    const one = await shape(await start({ type: 'orchestration', id }, { text: 'same' }));
+    const two = await shape(await start({ type: 'orchestration', id }, { text: 'same' }));
+    assert.equal(one.status, 'completed');
+    assert.deepEqual(two, one);
+    // Stored as jsonb: object keys come back in PostgreSQL's order; the branch list keeps the edges' order.
+    assert.equal(
+      one.output,
+      JSON.stringify({ first: 'SAME', joined: { a: { text: 'SAME' }, b: { text: '[same]' } } }),
+    );
+    assert.ok(one.events.includes('step.completed@j:["b","a"]'), one.events.join('\n'));
+  });
 });
