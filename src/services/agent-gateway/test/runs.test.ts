@@ -720,4 +720,49 @@ describe('agent-gateway runs and workflows', () => {
     );
     assert.ok(one.events.includes('step.completed@j:["b","a"]'), one.events.join('\n'));
   });
+  test('a run stays on the revision it started on when a new revision is published mid-run', async () => {
+    const graph = (text: string, extra: boolean) => ({
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'wait', type: 'signal', signal: 'go' },
+        ...(extra ? [{ id: 'shout', type: 'agent', agentId: agents.Upper, input: { text } }] : []),
+        { id: 'end', type: 'end', input: { text, revision: extra ? 2 : 1 } },
+      ],
+      edges: extra
+        ? [
+            { from: 'start', to: 'wait' },
+            { from: 'wait', to: 'shout' },
+            { from: 'shout', to: 'end' },
+          ]
+        : [
+            { from: 'start', to: 'wait' },
+            { from: 'wait', to: 'end' },
+          ],
+    });
+    const id = await workflow('Pinned', graph('first', false));
+    const runId = await start({ type: 'orchestration', id }, {});
+    assert.equal((await settle(runId)).status, 'waiting');
+    assert.equal((await run(runId)).target.revision, 1);
+    const edit = await api('PATCH', `/api/v1/orchestration-definitions/${id}`, {
+      expectedVersion: 2,
+      graph: graph('second', true),
+    });
+    assert.equal(edit.statusCode, 200, edit.body);
+    const published = await api('POST', `/api/v1/orchestration-definitions/${id}/publish`, {
+      expectedVersion: 3,
+    });
+    assert.equal(published.json().revision.revision, 2);
+    const signal = await api('POST', `/api/v1/orchestration-runs/${runId}/signals`, { name: 'go' });
+    assert.ok(signal.statusCode < 300, signal.body);
+    const done = await settle(runId);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.deepEqual(done.output, { text: 'first', revision: 1 }, 'the revision the run started on');
+    assert.equal(done.target.revision, 1);
+    const nodes = (await api('GET', `/api/v1/orchestration-runs/${runId}/graph`))
+      .json()
+      .nodes.map((n: { id: string }) => n.id);
+    assert.ok(!nodes.includes('shout'), 'the graph of revision 1');
+    const later = await settle(await start({ type: 'orchestration', id }, {}));
+    assert.equal(later.target.revision, 2);
+  });
 });
