@@ -12,17 +12,18 @@
  *   triggers deep start nothing more (no endless chains).
  */
 import { CronExpressionParser } from 'cron-parser';
-import { and, count, desc, eq, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { AppLogger } from '../../platform/logger.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
-import { badRequest, invalidFields, notFound, versionConflict } from './agent-gateway-errors.ts';
+import { badRequest, invalidFields, notFound } from './agent-gateway-errors.ts';
 import { automations } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 import type { OrchestrationService } from './orchestration.ts';
+import { expectVersion, inScope, pagedRows } from './queries.ts';
 import type { RunRow } from './run-engine.ts';
 import { type Condition, ConditionError, conditionProblems, evaluateCondition } from './templates.ts';
 
@@ -153,31 +154,22 @@ export class AutomationService {
 
   /** A page of the scope's automations, newest first. */
   async list(scope: Scope, page: PageRequest) {
-    const where = and(eq(automations.tenantId, scope.tenant), eq(automations.namespaceId, scope.namespace));
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(automations)
-        .where(where)
-        .orderBy(desc(automations.createdAt), desc(automations.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(automations).where(where),
-    ]);
-    return { items: rows.map(automationView), total: total?.n ?? 0 };
+    const where = and(inScope(automations, scope));
+    const { rows, total } = await pagedRows(
+      this.db,
+      automations,
+      where,
+      [desc(automations.createdAt), desc(automations.id)],
+      page,
+    );
+    return { items: rows.map(automationView), total };
   }
 
   private async row(scope: Scope, id: string, executor: Executor, lock = false) {
     const query = executor
       .select()
       .from(automations)
-      .where(
-        and(
-          eq(automations.id, id),
-          eq(automations.tenantId, scope.tenant),
-          eq(automations.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(eq(automations.id, id), inScope(automations, scope)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('automation', id);
     return row;
@@ -199,8 +191,7 @@ export class AutomationService {
   ) {
     return this.db.transaction(async (tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.version !== input.expectedVersion)
-        throw versionConflict('automation', input.expectedVersion, row.version);
+      expectVersion('automation', input.expectedVersion, row.version);
       const { trigger, nextFireAt } = this.checkTrigger(input.trigger ?? (row.trigger as Trigger));
       const enabled = input.enabled ?? row.enabled;
       const [updated] = await tx
@@ -284,8 +275,7 @@ export class AutomationService {
       .from(automations)
       .where(
         and(
-          eq(automations.tenantId, scope.tenant),
-          eq(automations.namespaceId, scope.namespace),
+          inScope(automations, scope),
           eq(automations.enabled, true),
           sql`${automations.trigger}->>'type' = 'event'`,
           sql`${automations.trigger}->>'event' = ${type}`,

@@ -30,6 +30,7 @@ import type { AgentRow } from './agents.ts';
 import { approvals, executions, runs, signals, steps } from './db/schema.ts';
 import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
 import type { Scope } from './identity.ts';
+import { inScope } from './queries.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
 import { type Condition, ConditionError, evaluateCondition, renderJson } from './templates.ts';
 
@@ -914,13 +915,7 @@ export class RunEngine {
       const [found] = await tx
         .select({ runId: approvals.runId })
         .from(approvals)
-        .where(
-          and(
-            eq(approvals.id, approvalId),
-            eq(approvals.tenantId, scope.tenant),
-            eq(approvals.namespaceId, scope.namespace),
-          ),
-        );
+        .where(and(eq(approvals.id, approvalId), inScope(approvals, scope)));
       if (!found) throw notFound('approval', approvalId);
       const run = (await this.lockRun(unit, found.runId))!;
       const [approval] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for('update');

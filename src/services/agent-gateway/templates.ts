@@ -153,6 +153,16 @@ export function conditionProblems(
       return list.flatMap((item, i) => conditionProblems(item, `${at}.${group}.${i}`, scope, depth + 1));
     }
   if ('not' in c) return conditionProblems(c.not, `${at}.not`, scope, depth + 1);
+  return comparisonProblems(c, at, roots, nodeIds);
+}
+
+/** The problems of one comparison `{path, op, value?}` of a condition (see {@link conditionProblems}). */
+function comparisonProblems(
+  c: Record<string, unknown>,
+  at: string,
+  roots: readonly string[],
+  nodeIds: ReadonlySet<string> | undefined,
+): string[] {
   const problems: string[] = [];
   for (const key of Object.keys(c))
     if (!['path', 'op', 'value'].includes(key)) problems.push(`${at}: has no field '${key}'`);
