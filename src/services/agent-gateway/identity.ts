@@ -4,7 +4,7 @@
  * user's role per scope; and the other credential kinds of the spec's table (runtime host credential, task or
  * attempt token, environment key, internal service token), all on the platform credential kit.
  */
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { CredentialRecord } from '../../platform/credentials.ts';
 import type { Db, Executor } from '../../platform/database.ts';
@@ -173,7 +173,17 @@ export class IdentityService {
     if (!(await verifyPassword(password, row?.passwordHash ?? null)) || !row || row.disabledAt)
       throw invalidCredentials();
     const expiresAt = new Date(this.clock.nowMs() + this.sessionTtlSeconds * 1000);
-    const issued = await this.issueSession(row.id, expiresAt, 'login');
+    // Issued while the user row is share-locked and still enabled: a disable racing this sign-in either comes first
+    // (refused here) or waits and then revokes this token with the others.
+    const issued = await this.db.transaction(async (tx) => {
+      const [live] = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, row.id), isNull(users.disabledAt)))
+        .for('share');
+      if (!live) throw invalidCredentials();
+      return this.issueSession(row.id, expiresAt, 'login', tx);
+    });
     return { token: issued.key, expiresAt, user: userView(row) };
   }
 
