@@ -90,7 +90,7 @@ export function registerCredentialRoutes<
         ...ops,
         operationId: 'opsIssueKey',
         summary: `Issue ${article(noun)} ${noun} (shown once)`,
-        description: 'The key is in the answer once; only its SHA-256 is stored.',
+        description: 'The key is in the answer once (`Cache-Control: no-store`); only its SHA-256 is stored.',
         body: Type.Object(
           { label: Type.Optional(Type.String({ maxLength: 200 })), ...options.issueFields },
           { additionalProperties: false },
@@ -101,6 +101,8 @@ export function registerCredentialRoutes<
     async (request, reply) => {
       const body = request.body as Static<TObject<B>> & { label?: string };
       const result = await options.db.transaction((tx) => options.issue(tx, body));
+      // A key shown once is kept by no cache.
+      reply.header('cache-control', 'no-store');
       // The schema is built from the options, so the reply cannot be typed by it here.
       return reply.code(201).send(present({ ...result.record, key: result.key }, request) as never);
     },

@@ -48,9 +48,7 @@ function limitAuthenticationFailures(
   app: ServiceApp,
   options: { clock: Clock; redis: Redis | undefined; nameSpace: string },
 ): void {
-  const counter = options.redis
-    ? redisFailureCounter(options.redis, `${options.nameSpace}auth-failures:`)
-    : memoryFailureCounter(options.clock);
+  const counter = createFailureCounter({ ...options, prefix: `${options.nameSpace}auth-failures:` });
   app.addHook('onRequest', async (request) => {
     const url = request.routeOptions.url;
     if (url === '/healthz' || url === '/readyz' || isLoopbackAddress(request.ip)) return;
@@ -70,10 +68,29 @@ function limitAuthenticationFailures(
   });
 }
 
-/** A fixed-window counter of failures per key: `count` adds one, `peek` reads the current window. */
-interface FailureCounter {
+/**
+ * A fixed-window counter of failures per key (one-minute windows): `count` adds one, `peek` reads the current
+ * window (`undefined` when the key has none), `ttlMs` being what is left of it in milliseconds. For limits that
+ * count failures only (failed sign-ins of one username), where a rate limit would also count the successes.
+ */
+export interface FailureCounter {
   count(key: string): Promise<void>;
   peek(key: string): Promise<{ count: number; ttlMs: number } | undefined>;
+}
+
+/**
+ * A {@link FailureCounter}: in Redis under `prefix` when `redis` is given (shared by every instance; windows in
+ * Redis time), otherwise in process memory on `clock` (tests move the clock across a window). Callers treat a
+ * Redis error as "no limit" (`.catch(() => undefined)`), as the rate limits do.
+ */
+export function createFailureCounter(options: {
+  clock: Clock;
+  redis: Redis | undefined;
+  prefix: string;
+}): FailureCounter {
+  return options.redis
+    ? redisFailureCounter(options.redis, options.prefix)
+    : memoryFailureCounter(options.clock);
 }
 
 /** {@link FailureCounter} in process memory on `clock` (one-minute windows; at most `maxKeys`, oldest dropped). */

@@ -9,6 +9,7 @@ import type { ServiceApp } from '../../src/platform/http.ts';
 import {
   AUTH_FAILURES_PER_MINUTE,
   clockedMemoryStore,
+  createFailureCounter,
   registerRateLimit,
 } from '../../src/platform/rate-limit.ts';
 import { bareServiceApp } from '../support/platform.ts';
@@ -333,5 +334,43 @@ describe('platform: rate limiting with the Redis store', {
     await instanceA.inject({ url: '/a', headers: { 'x-key': 'redis-noexpire' } });
     const pttl = await redis.pttl(key);
     assert.ok(pttl > 0 && pttl <= MINUTE, `pttl ${pttl}`);
+  });
+});
+
+describe('platform: createFailureCounter', () => {
+  test('in memory: one-minute windows per key on the clock; peek reads without counting', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const counter = createFailureCounter({ clock, redis: undefined, prefix: 'x:' });
+    assert.equal(await counter.peek('a'), undefined);
+    await counter.count('a');
+    await counter.count('a');
+    await counter.count('b');
+    clock.advance(20_000);
+    assert.deepEqual(await counter.peek('a'), { count: 2, ttlMs: 40_000 });
+    assert.deepEqual(await counter.peek('a'), { count: 2, ttlMs: 40_000 }, 'peek does not count');
+    assert.equal((await counter.peek('b'))?.count, 1);
+    clock.advance(40_000);
+    assert.equal(await counter.peek('a'), undefined, 'the window ended');
+  });
+
+  test('in Redis: shared by every counter on the same prefix, with the window as expiry', {
+    skip: REDIS_URL ? false : 'REDIS_URL is not set',
+  }, async () => {
+    const redis = new Redis(REDIS_URL!, { maxRetriesPerRequest: 2 });
+    const prefix = `fc-test-${randomBytes(4).toString('hex')}:`;
+    try {
+      const clock = new ManualClock();
+      const a = createFailureCounter({ clock, redis, prefix });
+      const b = createFailureCounter({ clock, redis, prefix });
+      await a.count('k');
+      await b.count('k');
+      const seen = await a.peek('k');
+      assert.equal(seen?.count, 2);
+      assert.ok(seen!.ttlMs > 0 && seen!.ttlMs <= MINUTE);
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
   });
 });

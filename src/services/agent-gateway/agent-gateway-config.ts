@@ -19,12 +19,23 @@ export interface AgentGatewayConfig {
   /** `AGENT_GATEWAY_HOST_LEASE_SECONDS` (default 30, 5-3600): a host's claims last this long after a heartbeat. */
   hostLeaseSeconds: number;
   /**
+   * `AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS` (default 86400 = 24 h, 60-604800): the longest an attempt token works; it
+   * stops earlier when its attempt ends or another host takes the execution over.
+   */
+  attemptTokenSeconds: number;
+  /**
    * `AGENT_GATEWAY_STEP_LEASE_SECONDS` (default 120, 10-3600): a step claimed by a worker longer ago than this is
    * taken to be lost with its worker and retried by the sweep.
    */
   stepLeaseSeconds: number;
-  /** `AGENT_GATEWAY_LOGIN_ATTEMPTS_PER_MINUTE` (default 10, 1-1000): login attempts per username and per address. */
-  loginAttemptsPerMinute: number;
+  /** `AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE` (default 10, 1-1000): failed sign-ins per username a minute before that username is refused (429) until the minute ends; successes are not counted. */
+  loginFailuresPerMinute: number;
+  /**
+   * `AGENT_GATEWAY_TURN_TIMEOUT_MS` (default 60000, 100-600000): the deadline of one execution of an agent that
+   * waits on I/O (a chat turn or a run step of a `model` agent or a `tool_use` agent with `fetch_url`); past it the
+   * turn or step fails with `turn_timeout`.
+   */
+  turnTimeoutMs: number;
   /** `AGENT_GATEWAY_TOOL_TIMEOUT_MS` (default 10000, 100-60000): one outbound call of the `fetch_url` tool. */
   toolTimeoutMs: number;
   /**
@@ -58,8 +69,10 @@ export function readAgentGatewayConfig(
     namespace: scopeId('AGENT_GATEWAY_NAMESPACE', 'default'),
     sessionTtlSeconds: integerVar(env, 'AGENT_GATEWAY_SESSION_TTL_SECONDS', 43_200, 300, 2_592_000),
     hostLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_HOST_LEASE_SECONDS', 30, 5, 3600),
+    attemptTokenSeconds: integerVar(env, 'AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS', 86_400, 60, 604_800),
     stepLeaseSeconds: integerVar(env, 'AGENT_GATEWAY_STEP_LEASE_SECONDS', 120, 10, 3600),
-    loginAttemptsPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_ATTEMPTS_PER_MINUTE', 10, 1, 1000),
+    loginFailuresPerMinute: integerVar(env, 'AGENT_GATEWAY_LOGIN_FAILURES_PER_MINUTE', 10, 1, 1000),
+    turnTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TURN_TIMEOUT_MS', 60_000, 100, 600_000),
     toolTimeoutMs: integerVar(env, 'AGENT_GATEWAY_TOOL_TIMEOUT_MS', 10_000, 100, 60_000),
     model: baseUrl
       ? {

@@ -69,6 +69,7 @@ export const UserSchema = Type.Object({
   username: Type.String(),
   displayName: Type.String(),
   createdAt: Timestamp,
+  disabledAt: Type.Union([Timestamp, Type.Null()]),
 });
 
 export const RoleSchema = StringEnum(ROLES);

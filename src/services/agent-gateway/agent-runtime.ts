@@ -169,10 +169,49 @@ export function messageOf(input: unknown): string {
 
 /** Runs agents of the in-process kinds. */
 export class AgentRuntime {
+  /**
+   * @param tools what the built-in tools use.
+   * @param model the optional model adapter.
+   * @param deadlineMs the longest one execution of an agent that waits on I/O (`model`, `tool_use` with
+   *   `fetch_url`) may take, in milliseconds, whatever its calls' own timeouts (`AGENT_GATEWAY_TURN_TIMEOUT_MS`).
+   */
   constructor(
     private readonly tools: Omit<ToolContext, 'table'>,
     private readonly model: ModelAdapter | undefined,
+    private readonly deadlineMs: number,
   ) {}
+
+  /**
+   * Executes a checked definition of an in-process kind, within the deadline when it waits on I/O.
+   * @param history earlier turns of a chat, oldest first (used by `model` agents).
+   * @throws AgentError `turn_timeout` past the deadline (the late answer is dropped), and those of
+   *   {@link AgentRuntime.run}.
+   */
+  async execute(
+    definition: AgentDefinition,
+    input: AgentInput,
+    history: { message: string; reply: string }[] = [],
+  ): Promise<AgentResult> {
+    const waitsOnIo =
+      definition.kind === 'model' ||
+      (definition.kind === 'tool_use' && definition.tools.includes('fetch_url'));
+    if (!waitsOnIo) return this.run(definition, input, history);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(new AgentError('turn_timeout', `The agent did not answer within ${this.deadlineMs} ms.`)),
+        this.deadlineMs,
+      );
+    });
+    const work = this.run(definition, input, history);
+    work.catch(() => undefined); // a late failure after the deadline is nobody's answer
+    try {
+      return await Promise.race([work, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   /** True when the `model` kind can run here (an adapter is configured). */
   get modelConfigured(): boolean {
@@ -180,12 +219,11 @@ export class AgentRuntime {
   }
 
   /**
-   * Executes a checked definition of an in-process kind.
-   * @param history earlier turns of a chat, oldest first (used by `model` agents).
+   * Executes a checked definition of an in-process kind (no deadline of its own).
    * @throws AgentError `remote_agent` for a `remote` definition (hosts run those), `model_not_configured`,
-   *   `model_failed`.
+   *   `model_failed`, `model_timeout`.
    */
-  async execute(
+  private async run(
     definition: AgentDefinition,
     input: AgentInput,
     history: { message: string; reply: string }[] = [],

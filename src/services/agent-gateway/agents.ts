@@ -3,12 +3,12 @@
  * `GET /api/v1/chat-agents`). A definition change makes a new version (kept in `agent_versions`), guarded by
  * `expectedVersion`.
  */
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
-import { badRequest, invalidFields, notFound, versionConflict } from './agent-gateway-errors.ts';
+import { badRequest, invalidFields, notFound } from './agent-gateway-errors.ts';
 import {
   type AgentDefinition,
   type AgentKind,
@@ -18,6 +18,7 @@ import {
 } from './agent-runtime.ts';
 import { agents, agentVersions, environments } from './db/schema.ts';
 import type { Scope } from './identity.ts';
+import { expectVersion, inScope, pagedRows } from './queries.ts';
 
 /** An agent as the API shows it. */
 export interface AgentView {
@@ -79,13 +80,7 @@ export class AgentService {
       const [env] = await executor
         .select({ id: environments.id })
         .from(environments)
-        .where(
-          and(
-            eq(environments.id, d.environmentId),
-            eq(environments.tenantId, scope.tenant),
-            eq(environments.namespaceId, scope.namespace),
-          ),
-        );
+        .where(and(eq(environments.id, d.environmentId), inScope(environments, scope)));
       if (!env) throw badRequest('invalid_definition', `No environment '${d.environmentId}' in this scope.`);
     }
     if (d.kind === 'model' && !this.runtime.modelConfigured)
@@ -139,21 +134,17 @@ export class AgentService {
   /** A page of the scope's agents, newest first (only conversation-capable ones with `conversational`). */
   async list(scope: Scope, page: PageRequest, options: { conversational?: boolean } = {}) {
     const where = and(
-      eq(agents.tenantId, scope.tenant),
-      eq(agents.namespaceId, scope.namespace),
+      inScope(agents, scope),
       options.conversational ? eq(agents.conversational, true) : undefined,
     );
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(agents)
-        .where(where)
-        .orderBy(desc(agents.createdAt), desc(agents.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(agents).where(where),
-    ]);
-    return { items: rows.map(agentView), total: total?.n ?? 0 };
+    const { rows, total } = await pagedRows(
+      this.db,
+      agents,
+      where,
+      [desc(agents.createdAt), desc(agents.id)],
+      page,
+    );
+    return { items: rows.map(agentView), total };
   }
 
   /** One agent row of the scope. @throws ApiError 404 (also for another scope's agent). */
@@ -161,9 +152,7 @@ export class AgentService {
     const [row] = await executor
       .select()
       .from(agents)
-      .where(
-        and(eq(agents.id, id), eq(agents.tenantId, scope.tenant), eq(agents.namespaceId, scope.namespace)),
-      );
+      .where(and(eq(agents.id, id), inScope(agents, scope)));
     if (!row) throw notFound('agent', id);
     return row;
   }
@@ -206,13 +195,10 @@ export class AgentService {
       const [row] = await tx
         .select()
         .from(agents)
-        .where(
-          and(eq(agents.id, id), eq(agents.tenantId, scope.tenant), eq(agents.namespaceId, scope.namespace)),
-        )
+        .where(and(eq(agents.id, id), inScope(agents, scope)))
         .for('update');
       if (!row) throw notFound('agent', id);
-      if (row.version !== input.expectedVersion)
-        throw versionConflict('agent', input.expectedVersion, row.version);
+      expectVersion('agent', input.expectedVersion, row.version);
       const definition = await this.checkDefinition(scope, input.definition, tx);
       const now = this.clock.now();
       const version = row.version + 1;

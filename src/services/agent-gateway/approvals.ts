@@ -1,9 +1,10 @@
 /** Approval requests (spec E: `POST /api/v1/approvals/{id}/decide`; listing and views; decisions are the run engine's). */
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../platform/database.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
 import { approvals } from './db/schema.ts';
 import type { Scope } from './identity.ts';
+import { inScope, pagedRows } from './queries.ts';
 
 /** An approval row. */
 export type ApprovalRow = typeof approvals.$inferSelect;
@@ -31,21 +32,14 @@ export class ApprovalService {
 
   /** A page of the scope's approvals, newest first, optionally of one status. */
   async list(scope: Scope, page: PageRequest, status?: ApprovalRow['status']) {
-    const where = and(
-      eq(approvals.tenantId, scope.tenant),
-      eq(approvals.namespaceId, scope.namespace),
-      status ? eq(approvals.status, status) : undefined,
+    const where = and(inScope(approvals, scope), status ? eq(approvals.status, status) : undefined);
+    const { rows, total } = await pagedRows(
+      this.db,
+      approvals,
+      where,
+      [desc(approvals.createdAt), desc(approvals.id)],
+      page,
     );
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(approvals)
-        .where(where)
-        .orderBy(desc(approvals.createdAt), desc(approvals.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(approvals).where(where),
-    ]);
-    return { items: rows.map((r) => this.view(r)), total: total?.n ?? 0 };
+    return { items: rows.map((r) => this.view(r)), total };
   }
 }

@@ -12,19 +12,20 @@
  *   triggers deep start nothing more (no endless chains).
  */
 import { CronExpressionParser } from 'cron-parser';
-import { and, count, desc, eq, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { AppLogger } from '../../platform/logger.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
-import { badRequest, invalidFields, notFound, versionConflict } from './agent-gateway-errors.ts';
+import { badRequest, invalidFields, notFound } from './agent-gateway-errors.ts';
 import { automations } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 import type { OrchestrationService } from './orchestration.ts';
+import { expectVersion, inScope, pagedRows } from './queries.ts';
 import type { RunRow } from './run-engine.ts';
-import { type Condition, conditionProblems, evaluateCondition } from './templates.ts';
+import { type Condition, ConditionError, conditionProblems, evaluateCondition } from './templates.ts';
 
 /** Event types an automation may name: a built-in one or `custom.<name>`. */
 export const EVENT_TYPE_PATTERN =
@@ -108,7 +109,7 @@ export class AutomationService {
       };
     }
     if (trigger.filter !== undefined) {
-      const problems = conditionProblems(trigger.filter, 'filter');
+      const problems = conditionProblems(trigger.filter, 'filter', { roots: ['event'] });
       if (problems.length > 0)
         throw invalidFields(problems.map((p) => ({ location: 'body', field: 'trigger', message: p })));
     }
@@ -153,31 +154,22 @@ export class AutomationService {
 
   /** A page of the scope's automations, newest first. */
   async list(scope: Scope, page: PageRequest) {
-    const where = and(eq(automations.tenantId, scope.tenant), eq(automations.namespaceId, scope.namespace));
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(automations)
-        .where(where)
-        .orderBy(desc(automations.createdAt), desc(automations.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(automations).where(where),
-    ]);
-    return { items: rows.map(automationView), total: total?.n ?? 0 };
+    const where = and(inScope(automations, scope));
+    const { rows, total } = await pagedRows(
+      this.db,
+      automations,
+      where,
+      [desc(automations.createdAt), desc(automations.id)],
+      page,
+    );
+    return { items: rows.map(automationView), total };
   }
 
   private async row(scope: Scope, id: string, executor: Executor, lock = false) {
     const query = executor
       .select()
       .from(automations)
-      .where(
-        and(
-          eq(automations.id, id),
-          eq(automations.tenantId, scope.tenant),
-          eq(automations.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(eq(automations.id, id), inScope(automations, scope)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('automation', id);
     return row;
@@ -199,8 +191,7 @@ export class AutomationService {
   ) {
     return this.db.transaction(async (tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.version !== input.expectedVersion)
-        throw versionConflict('automation', input.expectedVersion, row.version);
+      expectVersion('automation', input.expectedVersion, row.version);
       const { trigger, nextFireAt } = this.checkTrigger(input.trigger ?? (row.trigger as Trigger));
       const enabled = input.enabled ?? row.enabled;
       const [updated] = await tx
@@ -284,8 +275,7 @@ export class AutomationService {
       .from(automations)
       .where(
         and(
-          eq(automations.tenantId, scope.tenant),
-          eq(automations.namespaceId, scope.namespace),
+          inScope(automations, scope),
           eq(automations.enabled, true),
           sql`${automations.trigger}->>'type' = 'event'`,
           sql`${automations.trigger}->>'event' = ${type}`,
@@ -295,7 +285,7 @@ export class AutomationService {
     const fired: { automationId: string; runId: string }[] = [];
     for (const row of listening) {
       const filter = (row.trigger as { filter?: unknown }).filter;
-      if (filter !== undefined && !evaluateCondition(filter as Condition, { event })) continue;
+      if (filter !== undefined && !this.matches(row.id, filter as Condition, event)) continue;
       const runId = await this.fire(tx, row, { ...asObject(row.input), event }, depth + 1);
       if (!runId) continue;
       await tx
@@ -305,6 +295,20 @@ export class AutomationService {
       fired.push({ automationId: row.id, runId });
     }
     return fired;
+  }
+
+  /**
+   * Whether an event passes an automation's filter. A filter the event cannot decide (a field it lacks, a value of
+   * another type: templates.ts `ConditionError`) selects nothing: the event is not for this automation (logged).
+   */
+  private matches(automationId: string, filter: Condition, event: { type: string; data: unknown }): boolean {
+    try {
+      return evaluateCondition(filter, { event });
+    } catch (err) {
+      if (!(err instanceof ConditionError)) throw err;
+      this.logger.info({ automationId, code: err.code }, 'automation filter does not apply to the event');
+      return false;
+    }
   }
 
   /** The run observer: `run.completed` / `run.failed` events of finished runs. */

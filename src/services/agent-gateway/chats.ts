@@ -4,7 +4,7 @@
  * the same scope, gets the 404 of a chat that does not exist. A turn runs the agent and records the message and the
  * reply in one statement; a `remote` agent's turn is recorded `pending` and answered when a runtime host reports.
  */
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
@@ -14,6 +14,7 @@ import { type AgentDefinition, AgentError, type AgentRuntime } from './agent-run
 import type { AgentService } from './agents.ts';
 import { agents as agentRows, chats, chatTurns } from './db/schema.ts';
 import type { Scope } from './identity.ts';
+import { inScope, pagedRows } from './queries.ts';
 
 /** A chat as the API shows it. */
 export interface ChatView {
@@ -149,36 +150,25 @@ export class ChatService {
   /** A page of the caller's chats in the scope, most recently active first. */
   async list(scope: Scope, ownerId: string, page: PageRequest, options: { includeArchived?: boolean } = {}) {
     const where = and(
-      eq(chats.tenantId, scope.tenant),
-      eq(chats.namespaceId, scope.namespace),
+      inScope(chats, scope),
       eq(chats.ownerId, ownerId),
       options.includeArchived ? undefined : eq(chats.archived, false),
     );
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(chats)
-        .where(where)
-        .orderBy(desc(chats.updatedAt), desc(chats.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(chats).where(where),
-    ]);
-    return { items: rows.map(chatView), total: total?.n ?? 0 };
+    const { rows, total } = await pagedRows(
+      this.db,
+      chats,
+      where,
+      [desc(chats.updatedAt), desc(chats.id)],
+      page,
+    );
+    return { items: rows.map(chatView), total };
   }
 
   private async row(scope: Scope, ownerId: string, id: string, executor: Executor = this.db) {
     const [row] = await executor
       .select()
       .from(chats)
-      .where(
-        and(
-          eq(chats.id, id),
-          eq(chats.tenantId, scope.tenant),
-          eq(chats.namespaceId, scope.namespace),
-          eq(chats.ownerId, ownerId),
-        ),
-      );
+      .where(and(eq(chats.id, id), inScope(chats, scope), eq(chats.ownerId, ownerId)));
     if (!row) throw notFound('chat', id);
     return row;
   }
@@ -248,14 +238,7 @@ export class ChatService {
             .select({ chat: chats, agent: agentRows })
             .from(chats)
             .innerJoin(agentRows, eq(agentRows.id, chats.agentId))
-            .where(
-              and(
-                eq(chats.id, id),
-                eq(chats.tenantId, scope.tenant),
-                eq(chats.namespaceId, scope.namespace),
-                eq(chats.ownerId, ownerId),
-              ),
-            );
+            .where(and(eq(chats.id, id), inScope(chats, scope), eq(chats.ownerId, ownerId)));
     if (!found) throw notFound('chat', id);
     const { chat, agent } = found;
     if (chat.archived) throw invalidState(`Chat '${id}' is archived; un-archive it (PATCH) to continue.`);

@@ -240,7 +240,16 @@ export function graphProblems(value: unknown): string[] {
   for (const node of byId.values())
     problems.push(...shapeProblems(node, incoming.get(node.id) ?? [], outgoing.get(node.id) ?? []));
   if (problems.length > 0) return problems;
-  return flowProblems(byId, outgoing, incoming, starts[0]!.id);
+  problems.push(...flowProblems(byId, outgoing, incoming, starts[0]!.id));
+  if (problems.length > 0) return problems;
+  // A condition reads `nodes.<id>` of nodes that run before it only (never a later or a parallel one).
+  for (const node of byId.values())
+    if (node.type === 'condition') {
+      const before = reachable([node.id], incoming, (e) => e.from);
+      before.delete(node.id);
+      problems.push(...conditionProblems(node.condition, `node '${node.id}' condition`, { nodeIds: before }));
+    }
+  return problems;
 }
 
 /** A checked graph with its edges indexed. */

@@ -10,7 +10,10 @@
  * - It reports through the attempt token on the runtime session protocol, `/api/sessions/{sessionId}`: events
  *   (recorded as `session.<type>` run events), then `complete` or `fail`.
  * - A host whose lease ran out (by the injected clock) loses its claims: the next claim in the environment takes
- *   them (attempt + 1, a new session); the old session's reports are refused (409 `session_superseded`).
+ *   them (attempt + 1, a new session and token).
+ * - An attempt token works for its own session only (another session's id is a 404), and stops (401
+ *   `token_revoked`) when its attempt completes or fails, when another host takes the execution over, or when the
+ *   run is cancelled; it expires (401 `token_expired`) after `AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS` at most.
  *
  * The session protocol's payloads (`{events}`, `{output}`, `{error}`) are not the chat API's (`{message}`); each
  * side refuses the other's body.
@@ -24,7 +27,7 @@ import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { resumeStepTask } from './agent-gateway-jobs.ts';
 import type { AgentDefinition } from './agent-runtime.ts';
 import type { AgentRow } from './agents.ts';
-import { agents, chatTurns, executions, hosts } from './db/schema.ts';
+import { agents, chatTurns, credentials, executions, hosts } from './db/schema.ts';
 import { CREDENTIAL_PREFIXES, type CredentialPrincipal, type CredentialStore } from './identity.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
 
@@ -34,6 +37,7 @@ type ExecutionRow = typeof executions.$inferSelect;
 /** The event types a host may report on a session. */
 export const SESSION_EVENT_TYPES = ['progress', 'log', 'message_delta', 'tool_call', 'tool_result'] as const;
 
+/** A host as the API shows it (its lease in `leaseExpiresAt`). */
 function hostView(row: HostRow, leaseSeconds: number) {
   return {
     id: row.id,
@@ -58,12 +62,30 @@ function sessionSuperseded(sessionId: string): ApiError {
 
 /** Remote executions: queueing, host registration and leases, claims, session reports. */
 export class HostProtocol {
+  /**
+   * @param leaseSeconds how long a host's claims last after its last heartbeat.
+   * @param attemptTokenSeconds how long an attempt token works at most (it stops earlier when its attempt ends or
+   *   is taken by another host).
+   */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly keys: CredentialStore,
     private readonly leaseSeconds: number,
+    private readonly attemptTokenSeconds: number,
   ) {}
+
+  /**
+   * Revokes the attempt tokens of executions `ids` inside `tx` (their attempt ended, was taken by another host, or
+   * its run was cancelled): they stop at once on every instance when `tx` commits (401 `token_revoked`).
+   */
+  async endAttempts(tx: Executor, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.keys.revokeWhere(
+      and(eq(credentials.kind, 'attempt'), inArray(credentials.executionId, [...ids]))!,
+      tx,
+    );
+  }
 
   private async queue(
     tx: Executor,
@@ -168,6 +190,55 @@ export class HostProtocol {
   }
 
   /**
+   * The hosts (of one environment, or all) with their lease and the executions they hold, for the operator
+   * (`GET /_ops/hosts`): `live` is false once the lease ran out by the injected clock (its claims are then taken by
+   * the next claim in the environment).
+   */
+  async list(environmentId?: string) {
+    const now = this.clock.nowMs();
+    const rows = await this.db
+      .select()
+      .from(hosts)
+      .where(environmentId === undefined ? undefined : eq(hosts.environmentId, environmentId))
+      .orderBy(asc(hosts.registeredAt), asc(hosts.id))
+      .limit(500);
+    const held =
+      rows.length === 0
+        ? []
+        : await this.db
+            .select({
+              id: executions.id,
+              hostId: executions.hostId,
+              attempt: executions.attempt,
+              sessionId: executions.sessionId,
+              claimedAt: executions.claimedAt,
+            })
+            .from(executions)
+            .where(
+              and(
+                eq(executions.status, 'claimed'),
+                inArray(
+                  executions.hostId,
+                  rows.map((r) => r.id),
+                ),
+              ),
+            )
+            .orderBy(asc(executions.claimedAt));
+    return rows.map((row) => ({
+      ...hostView(row, this.leaseSeconds),
+      live: row.leaseExpiresAt.getTime() > now,
+      claims: held
+        .filter((c) => c.hostId === row.id)
+        .map((c) => ({
+          executionId: c.id,
+          attempt: c.attempt,
+          sessionId: c.sessionId!,
+          claimedAt: c.claimedAt!.toISOString(),
+        })),
+    }));
+  }
+
+  /**
    * Claims up to `max` executions of the key's environment for a live host of that environment: queued ones, and
    * claims of hosts whose lease ran out. Each becomes a new attempt with a session and an attempt token.
    * @throws ApiError 404 for a host not in the environment; 409 `invalid_state` for a host whose lease ran out.
@@ -210,9 +281,12 @@ export class HostProtocol {
           .set({ status: 'claimed', attempt: exe.attempt + 1, hostId: host.id, sessionId, claimedAt: now })
           .where(eq(executions.id, exe.id))
           .returning();
+        // The attempt this claim takes over (its host missed its lease) stops reporting.
+        if (exe.status === 'claimed') await this.endAttempts(tx, [exe.id]);
         const token = await this.keys.issue(tx, {
           prefix: CREDENTIAL_PREFIXES.attempt,
           label: `attempt ${row!.attempt} of ${exe.id}`,
+          expiresAt: new Date(now.getTime() + this.attemptTokenSeconds * 1000),
           values: { kind: 'attempt', executionId: exe.id, sessionId, environmentId: principal.environmentId },
         });
         const [agent] = await tx.select().from(agents).where(eq(agents.id, exe.agentId));
@@ -332,6 +406,7 @@ export class HostProtocol {
         })
         .where(eq(executions.id, exe.id))
         .returning();
+      await this.endAttempts(tx, [exe.id]);
       if (exe.stepId) await resumeStepTask.enqueue(tx, { stepId: exe.stepId });
       if (exe.turnId) {
         const text = ok ? replyText(outcome.output) : null;

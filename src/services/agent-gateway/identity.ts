@@ -4,7 +4,7 @@
  * user's role per scope; and the other credential kinds of the spec's table (runtime host credential, task or
  * attempt token, environment key, internal service token), all on the platform credential kit.
  */
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { CredentialRecord } from '../../platform/credentials.ts';
 import type { Db, Executor } from '../../platform/database.ts';
@@ -100,6 +100,8 @@ export interface UserView {
   username: string;
   displayName: string;
   createdAt: string;
+  /** When the operator disabled the user, or null. */
+  disabledAt: string | null;
 }
 
 /** The pieces of identity: users, sign-in, scopes, roles, environments. */
@@ -166,10 +168,22 @@ export class IdentityService {
     password: string,
   ): Promise<{ token: string; expiresAt: Date; user: UserView }> {
     const [row] = await this.db.select().from(users).where(eq(users.username, username.toLowerCase()));
-    // An unknown username costs the same argon2 work as a known one (platform passwords.ts).
-    if (!(await verifyPassword(password, row?.passwordHash ?? null)) || !row) throw invalidCredentials();
+    // An unknown username costs the same argon2 work as a known one (platform passwords.ts); a disabled user
+    // answers as a wrong password (nothing tells a guesser the account exists).
+    if (!(await verifyPassword(password, row?.passwordHash ?? null)) || !row || row.disabledAt)
+      throw invalidCredentials();
     const expiresAt = new Date(this.clock.nowMs() + this.sessionTtlSeconds * 1000);
-    const issued = await this.issueSession(row.id, expiresAt, 'login');
+    // Issued while the user row is share-locked and still enabled: a disable racing this sign-in either comes first
+    // (refused here) or waits and then revokes this token with the others.
+    const issued = await this.db.transaction(async (tx) => {
+      const [live] = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, row.id), isNull(users.disabledAt)))
+        .for('share');
+      if (!live) throw invalidCredentials();
+      return this.issueSession(row.id, expiresAt, 'login', tx);
+    });
     return { token: issued.key, expiresAt, user: userView(row) };
   }
 
@@ -181,6 +195,54 @@ export class IdentityService {
       expiresAt,
       values: { kind: 'session', userId },
     });
+  }
+
+  /**
+   * Disables a user (operator): no sign-in, and every session token of the user is revoked in the same transaction
+   * (on every instance at once, the credential kit's NOTIFY). Disabling a disabled user changes nothing.
+   * @throws ApiError 404 for an unknown user.
+   */
+  async disableUser(id: string): Promise<UserView & { revokedTokens: number }> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(users)
+        .set({ disabledAt: sql`coalesce(${users.disabledAt}, ${this.clock.now()})` })
+        .where(eq(users.id, id))
+        .returning();
+      if (!row) throw notFound('user', id);
+      const revoked = await this.keys.revokeWhere(
+        and(eq(credentials.kind, 'session'), eq(credentials.userId, id))!,
+        tx,
+      );
+      return { ...userView(row), revokedTokens: revoked.length };
+    });
+  }
+
+  /** Enables a disabled user again (operator); they sign in anew. @throws ApiError 404 for an unknown user. */
+  async enableUser(id: string): Promise<UserView> {
+    const [row] = await this.db.update(users).set({ disabledAt: null }).where(eq(users.id, id)).returning();
+    if (!row) throw notFound('user', id);
+    return userView(row);
+  }
+
+  /**
+   * Removes a user's role binding (operator): the user loses that role at once (every product request reads the
+   * bindings). `namespace` `*` names the tenant-wide binding.
+   * @throws ApiError 404 when the user has no such binding.
+   */
+  async revokeRole(input: { userId: string; tenant: string; namespace: string }): Promise<void> {
+    const deleted = await this.db
+      .delete(roleBindings)
+      .where(
+        and(
+          eq(roleBindings.userId, input.userId),
+          eq(roleBindings.tenantId, input.tenant),
+          eq(roleBindings.namespaceId, input.namespace),
+        ),
+      )
+      .returning({ userId: roleBindings.userId });
+    if (deleted.length === 0)
+      throw notFound('role binding', `${input.userId} on ${input.tenant}/${input.namespace}`);
   }
 
   /** Signs out: revokes the session credential on every instance at once. */
@@ -333,9 +395,11 @@ export class IdentityService {
     if (input.kind === 'attempt')
       throw badRequest('invalid_credential_kind', 'Attempt tokens are issued by execution claims only.');
     if (input.kind === 'session') {
-      if (!input.userId || !(await this.findUser(input.userId, executor)))
-        throw badRequest('invalid_owner', 'A session token needs userId of an existing user.');
-      values.userId = input.userId;
+      const owner = input.userId ? await this.findUser(input.userId, executor) : undefined;
+      if (!owner) throw badRequest('invalid_owner', 'A session token needs userId of an existing user.');
+      if (owner.disabledAt)
+        throw badRequest('invalid_owner', `User '${owner.id}' is disabled; enable it first.`);
+      values.userId = owner.id;
       expiresAt ??= new Date(this.clock.nowMs() + this.sessionTtlSeconds * 1000);
     }
     if (input.kind === 'host' || input.kind === 'environment') {
@@ -366,6 +430,7 @@ function userView(row: typeof users.$inferSelect): UserView {
     username: row.username,
     displayName: row.displayName,
     createdAt: row.createdAt.toISOString(),
+    disabledAt: row.disabledAt ? row.disabledAt.toISOString() : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { createFailureCounter } from '../../platform/rate-limit.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { readAgentGatewayConfig } from './agent-gateway-config.ts';
 import { formatAgentGatewayError } from './agent-gateway-errors.ts';
@@ -78,10 +79,17 @@ export const agentGatewayService: ServiceDefinition = {
     const runtime = new AgentRuntime(
       { clock: ctx.clock, outbound: ctx.outbound, fetchTimeoutMs: config.toolTimeoutMs },
       config.model ? new OpenAiModelAdapter({ ...config.model, outbound: ctx.outbound }) : undefined,
+      config.turnTimeoutMs,
     );
     const agents = new AgentService(ctx.db, ctx.clock, runtime);
     const teams = new TeamService(ctx.db, ctx.clock);
-    const hosts = new HostProtocol(ctx.db, ctx.clock, keys, config.hostLeaseSeconds);
+    const hosts = new HostProtocol(
+      ctx.db,
+      ctx.clock,
+      keys,
+      config.hostLeaseSeconds,
+      config.attemptTokenSeconds,
+    );
     const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, (tx, input) =>
       hosts.queueForTurn(tx, input),
     );
@@ -95,6 +103,7 @@ export const agentGatewayService: ServiceDefinition = {
         teamMembers: (scope, id, executor) => teams.members(scope, id, executor),
         publishedRevision: (scope, id, executor) => orchestration!.publishedRevision(scope, id, executor),
         queueExecution: (tx, input) => hosts.queueForStep(tx, input),
+        endAttempts: (tx, ids) => hosts.endAttempts(tx, ids),
       },
       config.stepLeaseSeconds,
     );
@@ -130,9 +139,14 @@ export const agentGatewayService: ServiceDefinition = {
           hosts,
           fireEvent,
           idempotency: ctx.idempotency,
+          loginFailures: createFailureCounter({
+            clock: ctx.clock,
+            redis: ctx.redis,
+            prefix: 'api-suite:agent-gateway:login-failures:',
+          }),
           registerMore: (app, routeContext) => registerPart2Routes(app, routeContext, part2),
         });
-        registerOpsRoutes(app, { identity, keys, db: ctx.db, tick });
+        registerOpsRoutes(app, { identity, hosts, keys, db: ctx.db, tick });
       },
       tasks: [
         runStepTask.with(jobDeps),

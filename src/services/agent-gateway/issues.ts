@@ -8,15 +8,16 @@
  * that fails leaves the issue `blocked` (reassign it to try again). Every change of the issue moves its `version`;
  * decisions and edits name the version they expect (409 with the current version otherwise).
  */
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Tx } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
-import { invalidState, notFound, versionConflict } from './agent-gateway-errors.ts';
+import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { approvals, issueComments, issues, runs } from './db/schema.ts';
 import { type Role, roleAllows, type Scope } from './identity.ts';
 import type { OrchestrationService } from './orchestration.ts';
+import { expectVersion, inScope, pagedRows } from './queries.ts';
 import type { RunRow } from './run-engine.ts';
 
 type IssueRow = typeof issues.$inferSelect;
@@ -78,9 +79,7 @@ export class IssueService {
     const query = executor
       .select()
       .from(issues)
-      .where(
-        and(eq(issues.id, id), eq(issues.tenantId, scope.tenant), eq(issues.namespaceId, scope.namespace)),
-      );
+      .where(and(eq(issues.id, id), inScope(issues, scope)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('issue', id);
     return row;
@@ -178,22 +177,15 @@ export class IssueService {
 
   /** A page of the scope's issues, newest first, optionally of one status. */
   async list(scope: Scope, page: PageRequest, status?: IssueRow['status']) {
-    const where = and(
-      eq(issues.tenantId, scope.tenant),
-      eq(issues.namespaceId, scope.namespace),
-      status ? eq(issues.status, status) : undefined,
+    const where = and(inScope(issues, scope), status ? eq(issues.status, status) : undefined);
+    const { rows, total } = await pagedRows(
+      this.db,
+      issues,
+      where,
+      [desc(issues.createdAt), desc(issues.id)],
+      page,
     );
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(issues)
-        .where(where)
-        .orderBy(desc(issues.createdAt), desc(issues.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(issues).where(where),
-    ]);
-    return { items: rows.map(issueView), total: total?.n ?? 0 };
+    return { items: rows.map(issueView), total };
   }
 
   /** One issue (with `version`). @throws ApiError 404. */
@@ -213,8 +205,7 @@ export class IssueService {
   ) {
     return this.db.transaction(async (tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.version !== input.expectedVersion)
-        throw versionConflict('issue', input.expectedVersion, row.version);
+      expectVersion('issue', input.expectedVersion, row.version);
       if (input.assignee && !['open', 'blocked'].includes(row.status))
         throw invalidState(
           `Issue '${id}' is ${row.status}; only an open or blocked issue can be (re)assigned.`,
@@ -287,7 +278,7 @@ export class IssueService {
 
   private async decidable(tx: Tx, scope: Scope, id: string, expectedVersion: number): Promise<IssueRow> {
     const row = await this.row(scope, id, tx, true);
-    if (row.version !== expectedVersion) throw versionConflict('issue', expectedVersion, row.version);
+    expectVersion('issue', expectedVersion, row.version);
     if (row.status !== 'in_review')
       throw invalidState(
         `Issue '${id}' is ${row.status}; only an issue in review can be accepted or rejected.`,
@@ -329,17 +320,14 @@ export class IssueService {
   async comments(scope: Scope, id: string, page: PageRequest) {
     await this.row(scope, id);
     const where = eq(issueComments.issueId, id);
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(issueComments)
-        .where(where)
-        .orderBy(asc(issueComments.createdAt), asc(issueComments.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(issueComments).where(where),
-    ]);
-    return { items: rows.map(commentView), total: total?.n ?? 0 };
+    const { rows, total } = await pagedRows(
+      this.db,
+      issueComments,
+      where,
+      [asc(issueComments.createdAt), asc(issueComments.id)],
+      page,
+    );
+    return { items: rows.map(commentView), total };
   }
 
   /** Adds a comment (it does not change the issue's version). @throws ApiError 404. */

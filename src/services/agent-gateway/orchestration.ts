@@ -4,16 +4,17 @@
  * and `/events`). A definition holds a draft graph (checked on every save, graph.ts) with a version; publishing
  * copies the draft into revision n + 1, which runs use and which never changes.
  */
-import { and, asc, count, desc, eq, inArray } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor, Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
-import { badRequest, notFound, versionConflict } from './agent-gateway-errors.ts';
+import { badRequest, notFound } from './agent-gateway-errors.ts';
 import { agents, approvals, definitions, revisions, runs, steps, teams } from './db/schema.ts';
 import { type Graph, graphProblems, singleNodeGraph } from './graph.ts';
 import type { Scope } from './identity.ts';
+import { expectVersion, inScope, pagedRows } from './queries.ts';
 import type { RunEngine, RunRow, StartRun } from './run-engine.ts';
 import { runEventsAfter } from './run-events.ts';
 
@@ -175,31 +176,22 @@ export class OrchestrationService {
 
   /** A page of the scope's definitions, newest first. */
   async list(scope: Scope, page: PageRequest) {
-    const where = and(eq(definitions.tenantId, scope.tenant), eq(definitions.namespaceId, scope.namespace));
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(definitions)
-        .where(where)
-        .orderBy(desc(definitions.createdAt), desc(definitions.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(definitions).where(where),
-    ]);
-    return { items: rows.map(definitionView), total: total?.n ?? 0 };
+    const where = and(inScope(definitions, scope));
+    const { rows, total } = await pagedRows(
+      this.db,
+      definitions,
+      where,
+      [desc(definitions.createdAt), desc(definitions.id)],
+      page,
+    );
+    return { items: rows.map(definitionView), total };
   }
 
   private async row(scope: Scope, id: string, executor: Executor, lock = false) {
     const query = executor
       .select()
       .from(definitions)
-      .where(
-        and(
-          eq(definitions.id, id),
-          eq(definitions.tenantId, scope.tenant),
-          eq(definitions.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(eq(definitions.id, id), inScope(definitions, scope)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('workflow', id);
     return row;
@@ -221,8 +213,7 @@ export class OrchestrationService {
   ) {
     return this.db.transaction(async (tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.version !== input.expectedVersion)
-        throw versionConflict('workflow', input.expectedVersion, row.version);
+      expectVersion('workflow', input.expectedVersion, row.version);
       const graph = input.graph === undefined ? undefined : await this.checkGraph(scope, input.graph, id, tx);
       const [updated] = await tx
         .update(definitions)
@@ -248,7 +239,7 @@ export class OrchestrationService {
   async publish(scope: Scope, id: string, userId: string | null, expectedVersion: number, executor?: Tx) {
     const work = async (tx: Tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.version !== expectedVersion) throw versionConflict('workflow', expectedVersion, row.version);
+      expectVersion('workflow', expectedVersion, row.version);
       await this.checkGraph(scope, row.graph, id, tx);
       const now = this.clock.now();
       const revision = (row.publishedRevision ?? 0) + 1;
@@ -289,13 +280,7 @@ export class OrchestrationService {
     const [def] = await executor
       .select({ published: definitions.publishedRevision })
       .from(definitions)
-      .where(
-        and(
-          eq(definitions.id, definitionId),
-          eq(definitions.tenantId, scope.tenant),
-          eq(definitions.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(eq(definitions.id, definitionId), inScope(definitions, scope)));
     const wanted = revision ?? def?.published;
     if (!def || !wanted) return undefined;
     const [row] = await executor
@@ -333,13 +318,7 @@ export class OrchestrationService {
     const [found] = await executor
       .select({ id: table.id })
       .from(table)
-      .where(
-        and(
-          eq(table.id, target.id),
-          eq(table.tenantId, scope.tenant),
-          eq(table.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(eq(table.id, target.id), inScope(table, scope)));
     if (!found) throw notFound(target.type, target.id);
     return {
       targetType: target.type,
@@ -375,22 +354,15 @@ export class OrchestrationService {
 
   /** A page of the scope's runs, newest first (top-level and sub-runs), optionally of one status. */
   async listRuns(scope: Scope, page: PageRequest, filter: { status?: RunRow['status'] } = {}) {
-    const where = and(
-      eq(runs.tenantId, scope.tenant),
-      eq(runs.namespaceId, scope.namespace),
-      filter.status ? eq(runs.status, filter.status) : undefined,
+    const where = and(inScope(runs, scope), filter.status ? eq(runs.status, filter.status) : undefined);
+    const { rows, total } = await pagedRows(
+      this.db,
+      runs,
+      where,
+      [desc(runs.createdAt), desc(runs.id)],
+      page,
     );
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(runs)
-        .where(where)
-        .orderBy(desc(runs.createdAt), desc(runs.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(runs).where(where),
-    ]);
-    return { items: rows.map(runView), total: total?.n ?? 0 };
+    return { items: rows.map(runView), total };
   }
 
   /** One run row of the scope. @throws ApiError 404. */
@@ -398,7 +370,7 @@ export class OrchestrationService {
     const [row] = await this.db
       .select()
       .from(runs)
-      .where(and(eq(runs.id, id), eq(runs.tenantId, scope.tenant), eq(runs.namespaceId, scope.namespace)));
+      .where(and(eq(runs.id, id), inScope(runs, scope)));
     if (!row) throw notFound('run', id);
     return row;
   }

@@ -30,8 +30,9 @@ import type { AgentRow } from './agents.ts';
 import { approvals, executions, runs, signals, steps } from './db/schema.ts';
 import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
 import type { Scope } from './identity.ts';
+import { inScope } from './queries.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
-import { type Condition, evaluateCondition, renderJson } from './templates.ts';
+import { type Condition, ConditionError, evaluateCondition, renderJson } from './templates.ts';
 
 export type RunRow = typeof runs.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
@@ -86,6 +87,8 @@ export interface RunLookups {
     tx: Executor,
     input: { runId: string; stepId: string; agent: AgentRow; input: unknown },
   ): Promise<string>;
+  /** Ends the attempts (revokes the attempt tokens) of executions `ids`, inside `tx` (a cancelled run's). */
+  endAttempts(tx: Executor, ids: readonly string[]): Promise<void>;
 }
 
 /** Called in the transaction that finished a run (issues take the result, automations hear `run.completed`). */
@@ -279,7 +282,15 @@ export class RunEngine {
         return;
       }
       case 'condition': {
-        const result = evaluateCondition(node.condition as Condition, context);
+        let result: boolean;
+        try {
+          result = evaluateCondition(node.condition as Condition, context);
+        } catch (err) {
+          if (!(err instanceof ConditionError)) throw err;
+          // Undecidable on this run's data: the run fails with the reason, no branch is taken by accident.
+          const step = await this.insertStep(unit, run, node, { status: 'running', input: payload ?? null });
+          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+        }
         const step = await this.insertStep(unit, run, node, {
           status: 'completed',
           input: payload ?? null,
@@ -385,20 +396,27 @@ export class RunEngine {
       return;
     }
     const live = Object.values(arrivals).includes('live');
+    // The branches in the order of the join's incoming edges, not of their arrival: the same run data whichever
+    // branch finished first.
+    const ordered = Object.fromEntries(
+      (graph.incoming.get(node.id) ?? []).flatMap((e) =>
+        e.from in inputs ? [[e.from, inputs[e.from]]] : [],
+      ),
+    );
     await this.updateStep(unit, step.id, {
       arrivals,
-      input: inputs,
+      input: ordered,
       status: live ? 'completed' : 'skipped',
-      output: live ? inputs : null,
+      output: live ? ordered : null,
       finishedAt: unit.now,
     });
     if (!live) {
       unit.event(run, 'step.skipped', { nodeType: 'join' }, step);
       return this.propagate(unit, run, node.id, null, SKIP_ALL);
     }
-    run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: inputs } };
-    unit.event(run, 'step.completed', { nodeType: 'join', branches: Object.keys(inputs) }, step);
-    return this.propagate(unit, run, node.id, inputs, null);
+    run.data = { ...run.data, nodes: { ...run.data.nodes, [node.id]: ordered } };
+    unit.event(run, 'step.completed', { nodeType: 'join', branches: Object.keys(ordered) }, step);
+    return this.propagate(unit, run, node.id, ordered, null);
   }
 
   private async startTeam(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -578,10 +596,15 @@ export class RunEngine {
       .update(approvals)
       .set({ status: 'cancelled' })
       .where(and(eq(approvals.runId, run.id), eq(approvals.status, 'pending')));
-    await unit.tx
+    const ended = await unit.tx
       .update(executions)
       .set({ status: 'cancelled', finishedAt: unit.now })
-      .where(and(eq(executions.runId, run.id), inArray(executions.status, ['queued', 'claimed'])));
+      .where(and(eq(executions.runId, run.id), inArray(executions.status, ['queued', 'claimed'])))
+      .returning({ id: executions.id });
+    await this.lookups.endAttempts(
+      unit.tx,
+      ended.map((e) => e.id),
+    );
     const children = await unit.tx
       .select({ id: runs.id })
       .from(runs)
@@ -722,6 +745,7 @@ export class RunEngine {
       };
     else if ((agent.definition as AgentDefinition).kind === 'remote') outcome = { remote: agent };
     else {
+      const renewal = this.renewWhileRunning(stepId, claimed.attempt);
       try {
         const result = await this.runtime.execute(agent.definition as AgentDefinition, {
           input: claimed.input,
@@ -738,6 +762,8 @@ export class RunEngine {
       } catch (err) {
         if (!(err instanceof AgentError)) throw err;
         outcome = { error: { code: err.code, message: err.message } };
+      } finally {
+        await renewal.stop();
       }
     }
     return this.db.transaction(async (tx) => {
@@ -764,6 +790,33 @@ export class RunEngine {
       await this.flush(unit);
       return unit.queued[0];
     });
+  }
+
+  /**
+   * Keeps a running step's claim alive while this worker executes it: every quarter of the step lease (wall time)
+   * `claimed_at` moves to the injected clock's now, for attempt `attempt` only, so the sweep never takes a step from
+   * a live worker however long it runs; a worker that dies stops renewing and its claim lapses after the lease.
+   * @returns `stop()`, which ends the renewals and waits for one in flight.
+   */
+  private renewWhileRunning(stepId: string, attempt: number): { stop(): Promise<void> } {
+    let inFlight: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(
+      () => {
+        inFlight = this.db
+          .update(steps)
+          .set({ claimedAt: this.clock.now() })
+          .where(and(eq(steps.id, stepId), eq(steps.status, 'running'), eq(steps.attempt, attempt)))
+          .catch(() => undefined); // a failed renewal is retried at the next tick; the lease covers three
+      },
+      Math.max(1000, (this.stepLeaseSeconds * 1000) / 4),
+    );
+    timer.unref();
+    return {
+      async stop() {
+        clearInterval(timer);
+        await inFlight;
+      },
+    };
   }
 
   /**
@@ -874,13 +927,7 @@ export class RunEngine {
       const [found] = await tx
         .select({ runId: approvals.runId })
         .from(approvals)
-        .where(
-          and(
-            eq(approvals.id, approvalId),
-            eq(approvals.tenantId, scope.tenant),
-            eq(approvals.namespaceId, scope.namespace),
-          ),
-        );
+        .where(and(eq(approvals.id, approvalId), inScope(approvals, scope)));
       if (!found) throw notFound('approval', approvalId);
       const run = (await this.lockRun(unit, found.runId))!;
       const [approval] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for('update');

@@ -3,7 +3,7 @@
  * work from one member to the next (each member one step, each hand-off a `team.handoff` run event); the last
  * member's output is the team's.
  */
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
@@ -11,6 +11,7 @@ import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, notFound, versionConflict } from './agent-gateway-errors.ts';
 import { agents, teams } from './db/schema.ts';
 import type { Scope } from './identity.ts';
+import { inScope, pagedRows } from './queries.ts';
 
 /** A team as the API shows it. */
 export interface TeamView {
@@ -51,13 +52,7 @@ export class TeamService {
     const found = await executor
       .select({ id: agents.id })
       .from(agents)
-      .where(
-        and(
-          inArray(agents.id, members),
-          eq(agents.tenantId, scope.tenant),
-          eq(agents.namespaceId, scope.namespace),
-        ),
-      );
+      .where(and(inArray(agents.id, members), inScope(agents, scope)));
     const missing = members.filter((m) => !found.some((f) => f.id === m));
     if (missing.length > 0)
       throw badRequest('invalid_team', `Not agents of this scope: ${missing.join(', ')}.`);
@@ -92,18 +87,15 @@ export class TeamService {
 
   /** A page of the scope's teams, newest first. */
   async list(scope: Scope, page: PageRequest) {
-    const where = and(eq(teams.tenantId, scope.tenant), eq(teams.namespaceId, scope.namespace));
-    const [rows, [total]] = await Promise.all([
-      this.db
-        .select()
-        .from(teams)
-        .where(where)
-        .orderBy(desc(teams.createdAt), desc(teams.id))
-        .limit(page.limit)
-        .offset(page.offset),
-      this.db.select({ n: count() }).from(teams).where(where),
-    ]);
-    return { items: rows.map(teamView), total: total?.n ?? 0 };
+    const where = and(inScope(teams, scope));
+    const { rows, total } = await pagedRows(
+      this.db,
+      teams,
+      where,
+      [desc(teams.createdAt), desc(teams.id)],
+      page,
+    );
+    return { items: rows.map(teamView), total };
   }
 
   /** One team of the scope. @throws ApiError 404. */
@@ -111,7 +103,7 @@ export class TeamService {
     const [row] = await executor
       .select()
       .from(teams)
-      .where(and(eq(teams.id, id), eq(teams.tenantId, scope.tenant), eq(teams.namespaceId, scope.namespace)));
+      .where(and(eq(teams.id, id), inScope(teams, scope)));
     if (!row) throw notFound('team', id);
     return teamView(row);
   }
@@ -121,7 +113,7 @@ export class TeamService {
     const [row] = await executor
       .select({ members: teams.members })
       .from(teams)
-      .where(and(eq(teams.id, id), eq(teams.tenantId, scope.tenant), eq(teams.namespaceId, scope.namespace)));
+      .where(and(eq(teams.id, id), inScope(teams, scope)));
     return row?.members;
   }
 

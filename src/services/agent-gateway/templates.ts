@@ -124,8 +124,23 @@ export type Condition =
   | { any: Condition[] }
   | { not: Condition };
 
-/** The problems of a condition, each with its place (`condition.all.0.op: ...`); empty when it is well-formed. */
-export function conditionProblems(condition: unknown, at = 'condition', depth = 0): string[] {
+/** The roots a workflow condition's path starts from: the run's input, earlier nodes' outputs, the incoming token. */
+export const CONDITION_ROOTS = ['input', 'nodes', 'previous'] as const;
+
+/**
+ * The problems of a condition, each with its place (`condition.all.0.op: ...`); empty when it is well-formed.
+ * Strict: a path starts at one of `scope.roots` (default {@link CONDITION_ROOTS}; with `nodes.<id>`, `<id>` must be
+ * in `scope.nodeIds` when given: the nodes that run before the condition); `gt`/`gte`/`lt`/`lte` compare with a
+ * number or a string; `eq`/`ne`/`contains` need a `value`; `exists` takes none; `starts_with` needs a string.
+ */
+export function conditionProblems(
+  condition: unknown,
+  at = 'condition',
+  scope: { roots?: readonly string[]; nodeIds?: ReadonlySet<string> } = {},
+  depth = 0,
+): string[] {
+  const roots = scope.roots ?? CONDITION_ROOTS;
+  const nodeIds = scope.nodeIds;
   if (depth > 8) return [`${at}: nested too deeply (at most 8 levels)`];
   if (!condition || typeof condition !== 'object' || Array.isArray(condition))
     return [`${at}: must be an object`];
@@ -135,15 +150,59 @@ export function conditionProblems(condition: unknown, at = 'condition', depth = 
       const list = c[group];
       if (!Array.isArray(list) || list.length === 0 || list.length > 20)
         return [`${at}.${group}: must be a list of 1-20 conditions`];
-      return list.flatMap((item, i) => conditionProblems(item, `${at}.${group}.${i}`, depth + 1));
+      return list.flatMap((item, i) => conditionProblems(item, `${at}.${group}.${i}`, scope, depth + 1));
     }
-  if ('not' in c) return conditionProblems(c.not, `${at}.not`, depth + 1);
+  if ('not' in c) return conditionProblems(c.not, `${at}.not`, scope, depth + 1);
+  return comparisonProblems(c, at, roots, nodeIds);
+}
+
+/** The problems of one comparison `{path, op, value?}` of a condition (see {@link conditionProblems}). */
+function comparisonProblems(
+  c: Record<string, unknown>,
+  at: string,
+  roots: readonly string[],
+  nodeIds: ReadonlySet<string> | undefined,
+): string[] {
   const problems: string[] = [];
+  for (const key of Object.keys(c))
+    if (!['path', 'op', 'value'].includes(key)) problems.push(`${at}: has no field '${key}'`);
   if (typeof c.path !== 'string' || !PATH.test(c.path)) problems.push(`${at}.path: must be a dotted path`);
+  else {
+    const [root, second] = c.path.split('.');
+    if (!roots.includes(root!))
+      problems.push(`${at}.path: must start with ${roots.join(', ')} (got '${root}')`);
+    else if (root === 'nodes' && nodeIds !== undefined && (second === undefined || !nodeIds.has(second)))
+      problems.push(`${at}.path: '${c.path}' names no node that runs before this condition`);
+  }
   if (!CONDITION_OPERATORS.includes(c.op as never))
     problems.push(`${at}.op: must be one of ${CONDITION_OPERATORS.join(', ')}`);
+  const ordered = c.op === 'gt' || c.op === 'gte' || c.op === 'lt' || c.op === 'lte';
+  if (ordered && typeof c.value !== 'number' && typeof c.value !== 'string')
+    problems.push(`${at}.value: ${String(c.op)} compares with a number or a string`);
+  if ((c.op === 'eq' || c.op === 'ne' || c.op === 'contains') && c.value === undefined)
+    problems.push(`${at}.value: ${c.op} needs a value`);
+  if (c.op === 'exists' && c.value !== undefined) problems.push(`${at}.value: exists takes no value`);
   if (c.op === 'starts_with' && typeof c.value !== 'string') problems.push(`${at}.value: must be a string`);
   return problems;
+}
+
+/**
+ * A condition that cannot be decided on the run's data: `condition_field_missing` (the path names nothing, for any
+ * operator but `exists`) or `condition_type_mismatch` (a number compared with a string, `contains` on a number,
+ * ...). The run fails with it instead of taking a branch by accident.
+ */
+export class ConditionError extends Error {
+  constructor(
+    readonly code: 'condition_field_missing' | 'condition_type_mismatch',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConditionError';
+  }
+}
+
+function typeName(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 }
 
 function compare(a: unknown, b: unknown): number | undefined {
@@ -156,34 +215,61 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Evaluates a well-formed condition ({@link conditionProblems}) against `data`. */
+/**
+ * Evaluates a well-formed condition ({@link conditionProblems}) against `data`, strictly: only `exists` accepts a
+ * missing field; ordered comparisons need a value of the same type as the condition's; `contains` needs a string or
+ * an array; `starts_with` a string. `all` / `any` stop at the first deciding member.
+ * @throws ConditionError when the data cannot decide it.
+ */
 export function evaluateCondition(condition: Condition, data: unknown): boolean {
   if ('all' in condition) return condition.all.every((c) => evaluateCondition(c, data));
   if ('any' in condition) return condition.any.some((c) => evaluateCondition(c, data));
   if ('not' in condition) return !evaluateCondition(condition.not, data);
   const actual = resolvePath(data, condition.path);
   const expected = condition.value;
-  const order = compare(actual, expected);
+  if (condition.op === 'exists') return actual !== undefined && actual !== null;
+  if (actual === undefined)
+    throw new ConditionError(
+      'condition_field_missing',
+      `The condition reads '${condition.path}', which the run's data does not have.`,
+    );
+  const mismatch = (wanted: string) =>
+    new ConditionError(
+      'condition_type_mismatch',
+      `The condition ${condition.op} on '${condition.path}' needs ${wanted}; it is ${typeName(actual)}.`,
+    );
   switch (condition.op) {
     case 'eq':
       return deepEqual(actual, expected);
     case 'ne':
       return !deepEqual(actual, expected);
     case 'gt':
-      return order !== undefined && order > 0;
     case 'gte':
-      return order !== undefined && order >= 0;
     case 'lt':
-      return order !== undefined && order < 0;
-    case 'lte':
-      return order !== undefined && order <= 0;
-    case 'exists':
-      return actual !== undefined && actual !== null;
+    case 'lte': {
+      const order = compare(actual, expected);
+      if (order === undefined) throw mismatch(`a ${typeName(expected)}`);
+      return condition.op === 'gt'
+        ? order > 0
+        : condition.op === 'gte'
+          ? order >= 0
+          : condition.op === 'lt'
+            ? order < 0
+            : order <= 0;
+    }
     case 'contains':
-      return typeof actual === 'string'
-        ? typeof expected === 'string' && actual.includes(expected)
-        : Array.isArray(actual) && actual.some((item) => deepEqual(item, expected));
+      if (typeof actual === 'string') {
+        if (typeof expected !== 'string')
+          throw new ConditionError(
+            'condition_type_mismatch',
+            `The condition contains on '${condition.path}' looks for a ${typeName(expected)} in a string.`,
+          );
+        return actual.includes(expected);
+      }
+      if (!Array.isArray(actual)) throw mismatch('a string or an array');
+      return actual.some((item) => deepEqual(item, expected));
     case 'starts_with':
-      return typeof actual === 'string' && typeof expected === 'string' && actual.startsWith(expected);
+      if (typeof actual !== 'string') throw mismatch('a string');
+      return actual.startsWith(expected as string);
   }
 }

@@ -102,8 +102,10 @@ function stringArg(args: unknown, name: string, max: number): string {
 }
 
 /**
- * Runs one tool with its (rendered) arguments.
- * @throws ToolError for bad arguments, a failed calculation, a missing lookup key or a failed fetch.
+ * Runs one tool with its (rendered) arguments. `fetch_url` goes through the platform's SSRF-guarded client (public
+ * addresses only unless `OUTBOUND_ALLOW_PRIVATE`, no redirects, `fetchTimeoutMs`, 16 KiB of body).
+ * @throws ToolError for bad arguments, a failed calculation, a missing lookup key or a failed fetch
+ *   (`fetch_blocked_address`, `fetch_timeout`, `fetch_dns`, `fetch_network`, `fetch_invalid_url`).
  */
 export async function runTool(name: ToolName, args: unknown, ctx: ToolContext): Promise<unknown> {
   switch (name) {
@@ -126,7 +128,13 @@ export async function runTool(name: ToolName, args: unknown, ctx: ToolContext): 
         const res = await ctx.outbound.send(url, { timeoutMs: ctx.fetchTimeoutMs, maxBodyBytes: 16 * 1024 });
         return { status: res.status, body: res.body.toString('utf8'), truncated: res.truncated };
       } catch (err) {
-        if (err instanceof OutboundError) throw new ToolError(`fetch_${err.kind}`, err.message);
+        if (err instanceof OutboundError)
+          throw new ToolError(
+            `fetch_${err.kind}`,
+            err.kind === 'blocked_address'
+              ? `fetch_url reaches public addresses only: ${err.message}`
+              : `fetch_url failed: ${err.message}`,
+          );
         throw err;
       }
     }

@@ -49,6 +49,8 @@ export const users = agentGatewaySchema.table('users', {
   displayName: text('display_name').notNull(),
   passwordHash: text('password_hash').notNull(),
   createdAt: ts('created_at').notNull(),
+  /** Set while the operator has disabled the user: no sign-in, every session token revoked. */
+  disabledAt: ts('disabled_at'),
 });
 
 /** A user's role in a scope: `namespace_id` `*` covers every namespace of the tenant. */

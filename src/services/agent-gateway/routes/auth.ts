@@ -1,39 +1,43 @@
 /** `POST /api/auth/login`, `GET /api/auth/me`, `POST /api/auth/logout` (spec E, "E. Identities"). */
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '../../../platform/errors.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
-import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import type { FailureCounter } from '../../../platform/rate-limit.ts';
 import { rateLimited } from '../agent-gateway-errors.ts';
 import { ErrorBody, RoleSchema, UserSchema } from '../agent-gateway-schemas.ts';
 import type { IdentityService } from '../identity.ts';
 import { type GatewayRouteContext, SECURITY } from './context.ts';
 
-/** Registers the sign-in routes. */
+/** `Cache-Control: no-store` on an answer that carries a secret (a token shown once): no cache keeps it. */
+export function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store');
+}
+
+/**
+ * Registers the sign-in routes. Failed sign-ins (401) are counted per username in `failures` (one-minute windows);
+ * a username with `loginFailuresPerMinute` failures in its window is answered 429 with `Retry-After` until the
+ * window ends, whatever the password. Successful sign-ins are not counted. The platform also refuses a client
+ * address after 30 failed authentications a minute (spraying many usernames).
+ */
 export function registerAuthRoutes(
   app: ServiceApp,
   ctx: GatewayRouteContext,
-  deps: { identity: IdentityService; loginAttemptsPerMinute: number },
+  deps: { identity: IdentityService; loginFailuresPerMinute: number; failures: FailureCounter },
 ): void {
-  const exceeded = (retryAfter: number) => rateLimited('sign-in attempts', retryAfter);
-  // Per username (guessing one account's password); the platform also refuses an address after 30 failed
-  // authentications a minute (spraying many accounts).
-  const perUsername = perMinuteLimit(app, {
-    max: () => deps.loginAttemptsPerMinute,
-    bucket: (request) =>
-      `login-user:${String((request.body as { username?: unknown } | undefined)?.username ?? '').toLowerCase()}`,
-    exceeded,
-  });
+  const bucket = (username: string) => `user:${username.toLowerCase()}`;
   app.post(
     '/api/auth/login',
     {
-      preHandler: [perUsername],
       schema: {
         operationId: 'login',
         tags: ['identity'],
         summary: 'Sign in: a bearer token for the product API',
         description:
-          'Users are created by the operator. The token is opaque, shown once, stored as its SHA-256, and expires ' +
-          '(`expiresAt`). Wrong username and wrong password get the same 401. At most ' +
-          `${deps.loginAttemptsPerMinute} attempts a minute per username (429 with Retry-After).`,
+          'Users are created by the operator. The token is opaque, shown once (`Cache-Control: no-store`), stored ' +
+          'as its SHA-256, and expires (`expiresAt`). Wrong username and wrong password get the same 401. After ' +
+          `${deps.loginFailuresPerMinute} failed attempts in a minute a username is refused (429 with Retry-After) ` +
+          'until the minute ends; successful sign-ins are not counted.',
         security: [],
         body: Type.Object(
           {
@@ -58,12 +62,23 @@ export function registerAuthRoutes(
         },
       },
     },
-    async (request) => {
-      const { token, expiresAt, user } = await deps.identity.login(
-        request.body.username,
-        request.body.password,
-      );
-      return { token, tokenType: 'Bearer' as const, expiresAt: expiresAt.toISOString(), user };
+    async (request, reply) => {
+      const key = bucket(request.body.username);
+      const window = await deps.failures.peek(key).catch(() => undefined);
+      if (window && window.count >= deps.loginFailuresPerMinute)
+        throw rateLimited('failed sign-ins of this username', Math.max(1, Math.ceil(window.ttlMs / 1000)));
+      try {
+        const { token, expiresAt, user } = await deps.identity.login(
+          request.body.username,
+          request.body.password,
+        );
+        noStore(reply);
+        return { token, tokenType: 'Bearer' as const, expiresAt: expiresAt.toISOString(), user };
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401)
+          await deps.failures.count(key).catch(() => undefined);
+        throw err;
+      }
     },
   );
 

@@ -198,7 +198,7 @@ export function registerChatRoutes(
     },
     async (request, reply) => {
       const caller = ctx.caller(request);
-      return idempotent(idempotency, request, reply, caller.userId, async (tx) => {
+      return idempotent(idempotency, request, reply, caller, async (tx) => {
         const result = await chats.sendTurn(
           caller.scope,
           caller.userId,

@@ -1,6 +1,7 @@
 /** The HTTP layer of the gateway: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
 import type { IdempotencyStore } from '../../../platform/idempotency.ts';
+import type { FailureCounter } from '../../../platform/rate-limit.ts';
 import type { AgentGatewayConfig } from '../agent-gateway-config.ts';
 import type { AgentService } from '../agents.ts';
 import type { ApprovalService } from '../approvals.ts';
@@ -42,6 +43,8 @@ export interface GatewayRouteDeps {
   hosts: HostProtocol;
   fireEvent: Parameters<typeof registerRuntimeRoutes>[2]['fireEvent'];
   idempotency: IdempotencyStore;
+  /** Failed sign-ins per username (platform `createFailureCounter`). */
+  loginFailures: FailureCounter;
   /** Routes of other parts (endpoints, invocations), registered before the sign-out route. */
   registerMore?: (app: ServiceApp, ctx: GatewayRouteContext) => void;
 }
@@ -51,7 +54,8 @@ export function registerGatewayRoutes(app: ServiceApp, deps: GatewayRouteDeps): 
   const ctx = gatewayRouteContext(deps);
   registerAuthRoutes(app, ctx, {
     identity: deps.identity,
-    loginAttemptsPerMinute: deps.config.loginAttemptsPerMinute,
+    loginFailuresPerMinute: deps.config.loginFailuresPerMinute,
+    failures: deps.loginFailures,
   });
   registerAgentRoutes(app, ctx, deps.agents);
   registerChatRoutes(app, ctx, deps.chats, deps.idempotency);

@@ -1,6 +1,7 @@
 /**
- * Operator routes (`/_ops`, Bearer OPERATOR_TOKEN): tenants, namespaces, users and their roles, execution
- * environments, every kind of credential (`/_ops/keys`, the platform's credential routes), and the runtime tick.
+ * Operator routes (`/_ops`, Bearer OPERATOR_TOKEN): tenants, namespaces, users (create, read, disable, enable) and
+ * their role bindings (grant, remove), execution environments, runtime hosts with their leases and claims, every
+ * kind of credential (`/_ops/keys`, the platform's credential routes), and the runtime tick.
  */
 import { Type } from '@sinclair/typebox';
 import { eq } from 'drizzle-orm';
@@ -8,8 +9,10 @@ import { registerCredentialRoutes } from '../../../platform/credential-routes.ts
 import type { Db } from '../../../platform/database.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
+import { notFound } from '../agent-gateway-errors.ts';
 import { ErrorBody, RoleSchema, ScopeId, UserSchema } from '../agent-gateway-schemas.ts';
 import { credentials } from '../db/schema.ts';
+import type { HostProtocol } from '../host-protocol.ts';
 import { type CredentialKind, type CredentialStore, type IdentityService, ROLES } from '../identity.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
@@ -27,6 +30,7 @@ export function registerOpsRoutes(
   app: ServiceApp,
   deps: {
     identity: IdentityService;
+    hosts: HostProtocol;
     keys: CredentialStore;
     db: Db;
     tick: () => Promise<Record<string, number>>;
@@ -146,6 +150,138 @@ export function registerOpsRoutes(
       },
     },
     async (request) => deps.identity.grant(request.body),
+  );
+
+  app.delete(
+    '/_ops/role-bindings',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsRevokeRole',
+        summary: "Remove a user's role binding in a scope (`namespace` `*`: the tenant-wide binding)",
+        description: 'The role stops at once: every product request reads the bindings.',
+        querystring: Type.Object(
+          {
+            userId: Type.String({ minLength: 1, maxLength: 100 }),
+            tenant: ScopeId,
+            namespace: Type.Union([ScopeId, Type.Literal('*')]),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      await deps.identity.revokeRole(request.query);
+      return reply.code(204).send(null);
+    },
+  );
+
+  const UserId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+  app.get(
+    '/_ops/users/:id',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsGetUser',
+        summary: 'A user and their role bindings',
+        params: UserId,
+        response: {
+          200: Type.Object({
+            user: UserSchema,
+            roles: Type.Array(
+              Type.Object({ tenant: Type.String(), namespace: Type.String(), role: RoleSchema }),
+            ),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const user = await deps.identity.findUser(request.params.id);
+      if (!user) throw notFound('user', request.params.id);
+      return { user, roles: await deps.identity.scopesOf(user.id) };
+    },
+  );
+
+  app.post(
+    '/_ops/users/:id/disable',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsDisableUser',
+        summary: 'Disable a user: no sign-in, and every session token of the user stops at once',
+        params: UserId,
+        response: {
+          200: Type.Object({ user: UserSchema, revokedTokens: Type.Integer() }),
+          ...errors,
+        },
+      },
+    },
+    async (request) => {
+      const { revokedTokens, ...user } = await deps.identity.disableUser(request.params.id);
+      return { user, revokedTokens };
+    },
+  );
+
+  app.post(
+    '/_ops/users/:id/enable',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsEnableUser',
+        summary: 'Enable a disabled user again (they sign in anew)',
+        params: UserId,
+        response: { 200: Type.Object({ user: UserSchema }), ...errors },
+      },
+    },
+    async (request) => ({ user: await deps.identity.enableUser(request.params.id) }),
+  );
+
+  app.get(
+    '/_ops/hosts',
+    {
+      schema: {
+        ...ops,
+        operationId: 'opsListHosts',
+        summary: 'Runtime hosts with their lease and the executions they hold',
+        description:
+          '`live` is false once a host missed its lease (`leaseExpiresAt`); its claims go to the next host ' +
+          'that claims in the environment. At most 500 hosts.',
+        querystring: Type.Object(
+          { environmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            hosts: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                environmentId: Type.String(),
+                name: Type.String(),
+                capabilities: Type.Array(Type.String()),
+                registeredAt: Type.String({ format: 'date-time' }),
+                lastHeartbeatAt: Type.String({ format: 'date-time' }),
+                leaseExpiresAt: Type.String({ format: 'date-time' }),
+                heartbeatIntervalSeconds: Type.Integer(),
+                live: Type.Boolean(),
+                claims: Type.Array(
+                  Type.Object({
+                    executionId: Type.String(),
+                    attempt: Type.Integer(),
+                    sessionId: Type.String(),
+                    claimedAt: Type.String({ format: 'date-time' }),
+                  }),
+                ),
+              }),
+            ),
+          }),
+          401: ErrorBody,
+          400: ErrorBody,
+        },
+      },
+    },
+    async (request) => ({ hosts: await deps.hosts.list(request.query.environmentId) }),
   );
 
   app.post(

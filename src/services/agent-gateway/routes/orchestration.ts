@@ -266,7 +266,7 @@ export function registerOrchestrationRoutes(
     },
     async (request, reply) => {
       const caller = ctx.caller(request);
-      return idempotent(deps.idempotency, request, reply, caller.userId, async (tx) => {
+      return idempotent(deps.idempotency, request, reply, caller, async (tx) => {
         const run = await orchestration.startRun(caller.scope, caller.userId, request.body, {}, tx);
         return { status: 201, body: { run: runView(run) } };
       });

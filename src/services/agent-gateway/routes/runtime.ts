@@ -9,6 +9,7 @@ import { StringEnum } from '../../../platform/schemas.ts';
 import { ErrorBody, ScopeId } from '../agent-gateway-schemas.ts';
 import { EVENT_TYPE_PATTERN } from '../automations.ts';
 import { type HostProtocol, SESSION_EVENT_TYPES } from '../host-protocol.ts';
+import { noStore } from './auth.ts';
 import { type GatewayRouteContext, SECURITY } from './context.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody };
@@ -93,7 +94,7 @@ export function registerRuntimeRoutes(
           'Claim executions of the environment for a live host (each a new attempt with its own token)',
         description:
           'Takes queued executions, and those held by hosts whose lease ran out. Each answer item carries its ' +
-          '`attemptToken` (shown once) for the session routes.',
+          '`attemptToken` (shown once, `Cache-Control: no-store`) for the session routes.',
         security: SECURITY.environment,
         body: Type.Object(
           {
@@ -128,11 +129,14 @@ export function registerRuntimeRoutes(
         },
       },
     },
-    async (request) =>
-      hosts.claim(ctx.auth.environment.principal(request), {
+    async (request, reply) => {
+      const claimed = await hosts.claim(ctx.auth.environment.principal(request), {
         hostId: request.body.hostId,
         max: request.body.max ?? 1,
-      }),
+      });
+      noStore(reply); // attempt tokens, shown once
+      return claimed;
+    },
   );
 
   const sessionTags = ['runtime sessions'];

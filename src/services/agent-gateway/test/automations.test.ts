@@ -142,4 +142,57 @@ describe('agent-gateway automations', () => {
     });
     assert.equal(unknownScope.statusCode, 404);
   });
+  test('PATCH of a schedule recomputes nextFireAt; enabling again starts from now; two instances fire a due time once', async () => {
+    clock.set(new Date('2026-11-24T15:00:30Z'));
+    const created = await api('POST', '/api/v1/automations', {
+      name: 'Hourly',
+      trigger: { type: 'schedule', cron: '0 * * * *' },
+      target: { type: 'agent', id: greeter },
+    });
+    const id = created.json().automation.id;
+    assert.equal(created.json().automation.nextFireAt, '2026-11-24T16:00:00.000Z');
+    const moved = await api('PATCH', `/api/v1/automations/${id}`, {
+      expectedVersion: 1,
+      trigger: { type: 'schedule', cron: '30 15 * * *' },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    assert.equal(
+      moved.json().automation.nextFireAt,
+      '2026-11-24T15:30:00.000Z',
+      'recomputed from the new cron',
+    );
+    const zoned = await api('PATCH', `/api/v1/automations/${id}`, {
+      expectedVersion: 2,
+      trigger: { type: 'schedule', cron: '30 15 * * *', timezone: 'Europe/Paris' },
+    });
+    assert.equal(
+      zoned.json().automation.nextFireAt,
+      '2026-11-25T14:30:00.000Z',
+      '15:30 in Paris is 14:30 UTC',
+    );
+    const off = await api('PATCH', `/api/v1/automations/${id}`, { expectedVersion: 3, enabled: false });
+    assert.equal(off.json().automation.nextFireAt, null);
+    // Disabled across its due time: nothing fires, and enabling again does not fire the missed time.
+    clock.set(new Date('2026-11-25T14:31:00Z'));
+    await h.ops('POST', '/_ops/runtime/tick');
+    assert.equal((await runsOf(id)).length, 0);
+    const on = await api('PATCH', `/api/v1/automations/${id}`, { expectedVersion: 4, enabled: true });
+    assert.equal(on.json().automation.nextFireAt, '2026-11-26T14:30:00.000Z');
+    await h.ops('POST', '/_ops/runtime/tick');
+    assert.equal((await runsOf(id)).length, 0);
+
+    // Two instances sweep at the same due time: one run.
+    const b = (await h.platform.anotherInstance()).app('agent-gateway');
+    clock.set(new Date('2026-11-26T14:30:00Z'));
+    const tick = (app: typeof b) =>
+      app.inject({
+        method: 'POST',
+        url: '/_ops/runtime/tick',
+        headers: { authorization: h.platform.operatorAuth },
+      });
+    const answers = await Promise.all([tick(h.platform.app('agent-gateway')), tick(b), tick(b)]);
+    for (const res of answers) assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await runsOf(id)).length, 1, 'one run of this automation for the due time');
+    assert.equal((await api('GET', `/api/v1/automations/${id}`)).json().automation.fireCount, 1);
+  });
 });

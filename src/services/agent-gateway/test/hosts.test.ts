@@ -81,6 +81,42 @@ describe('agent-gateway runtime hosts and credential kinds', () => {
     }
   });
 
+  test('on every route of the OpenAPI document, each other credential kind is a 401 wrong_credential_type', async () => {
+    const kinds: Record<string, string> = {
+      userToken: seeded.userToken!,
+      hostCredential: seeded.hostCredential!,
+      environmentKey: seeded.environmentKey!,
+      attemptToken: seeded.attemptToken!,
+      internalToken: seeded.internalToken!,
+    };
+    const doc = (await h.platform.app('agent-gateway').inject({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { operationId: string; security?: Record<string, []>[] }>>;
+    };
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(operations)) {
+        const own = Object.keys(op.security?.[0] ?? {})[0];
+        if (!own || !(own in kinds)) continue;
+        const url = path.replace(/\{[^}]+\}/g, 'ses_0123456789abcdef0123456789abcdef');
+        for (const [kind, secret] of Object.entries(kinds)) {
+          if (kind === own) continue;
+          const headers = own === 'environmentKey' ? envKey(secret) : bearer(secret);
+          const res = await call(method.toUpperCase() as 'GET', url, headers);
+          assert.equal(res.statusCode, 401, `${kind} on ${op.operationId}: ${res.body}`);
+          assert.equal(res.json().code, 'wrong_credential_type', `${kind} on ${op.operationId}`);
+        }
+        // The operator token is no credential of the product, and a product credential opens no operator route.
+        const operator = await call(method.toUpperCase() as 'GET', url, {
+          authorization: h.platform.operatorAuth,
+        });
+        assert.equal(operator.statusCode, 401, `operator token on ${op.operationId}`);
+        checked += 1;
+      }
+    assert.ok(checked >= 50, `every authenticated route was called (${checked})`);
+    for (const secret of Object.values(kinds))
+      assert.equal((await call('GET', '/_ops/hosts', bearer(secret))).statusCode, 401);
+  });
+
   test('a host registers, claims a remote agent’s step with the environment key, reports through the attempt token', async () => {
     const hostKey = await h.ops('POST', '/_ops/keys', { kind: 'host', environmentId, label: 'test host' });
     assert.equal(hostKey.statusCode, 201, hostKey.body);
@@ -139,10 +175,82 @@ describe('agent-gateway runtime hosts and credential kinds', () => {
       'run.completed',
     ])
       assert.ok(types.includes(t), `${t} in ${types}`);
+    // The attempt ended: its token stops, on every route.
     const again = await call('POST', `/api/sessions/${mine.sessionId}/complete`, bearer(mine.attemptToken), {
       output: {},
     });
-    assert.equal(again.statusCode, 409);
+    assert.equal(again.statusCode, 401, again.body);
+    assert.equal(again.json().code, 'token_revoked');
+    const read = await call('GET', `/api/sessions/${mine.sessionId}`, bearer(mine.attemptToken));
+    assert.equal(read.statusCode, 401);
+  });
+
+  const claimFor = async (hostId: string) => {
+    const res = await call('POST', '/api/runtime/executions/claim', envKey(seeded.environmentKey!), {
+      hostId,
+      max: 10,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.headers['cache-control'], 'no-store', 'attempt tokens are kept by no cache');
+    return res.json().executions as {
+      id: string;
+      sessionId: string;
+      attemptToken: string;
+      source: { id: string };
+    }[];
+  };
+  const newHost = async (name: string) => {
+    const key = (await h.ops('POST', '/_ops/keys', { kind: 'host', environmentId })).json().key as string;
+    const res = await call('POST', '/api/runtime/hosts', bearer(key), { name });
+    assert.equal(res.statusCode, 200, res.body);
+    return { key, id: res.json().host.id as string };
+  };
+  const startRemoteRun = async (input: unknown) => {
+    const run = await h.api(h.demoToken, 'POST', '/api/v1/orchestration-runs', {
+      target: { type: 'agent', id: remoteAgent },
+      input,
+    });
+    assert.equal(run.statusCode, 201, run.body);
+    await h.platform.runDueJobs();
+    return run.json().run.id as string;
+  };
+
+  test('an attempt token reports for its own attempt only, and stops when its run is cancelled or it expires', async () => {
+    const host = await newHost('scoped');
+    const runA = await startRemoteRun({ job: 'a' });
+    const runB = await startRemoteRun({ job: 'b' });
+    const claimed = await claimFor(host.id);
+    const a = claimed.find((e) => e.source.id === runA)!;
+    const b = claimed.find((e) => e.source.id === runB)!;
+    assert.ok(a && b, JSON.stringify(claimed));
+    // A's token on B's session: B's session does not exist for it (404), and B is untouched.
+    for (const [method, suffix, body] of [
+      ['GET', '', undefined],
+      ['POST', '/events', { events: [{ type: 'log', data: 'x' }] }],
+      ['POST', '/complete', { output: { text: 'stolen' } }],
+      ['POST', '/fail', { error: { code: 'x', message: 'y' } }],
+    ] as const) {
+      const res = await call(method, `/api/sessions/${b.sessionId}${suffix}`, bearer(a.attemptToken), body);
+      assert.equal(res.statusCode, 404, `${method} ${suffix}: ${res.body}`);
+    }
+    const bState = await call('GET', `/api/sessions/${b.sessionId}`, bearer(b.attemptToken));
+    assert.equal(bState.json().session.status, 'claimed');
+
+    // Cancelling A's run ends its attempt: the token stops at once.
+    const cancelled = await h.api(h.demoToken, 'POST', `/api/v1/orchestration-runs/${runA}/cancel`, {});
+    assert.equal(cancelled.statusCode, 200, cancelled.body);
+    const afterCancel = await call('GET', `/api/sessions/${a.sessionId}`, bearer(a.attemptToken));
+    assert.equal(afterCancel.statusCode, 401);
+    assert.equal(afterCancel.json().code, 'token_revoked');
+
+    // B's token expires by the clock (AGENT_GATEWAY_ATTEMPT_TOKEN_SECONDS, 24 h by default).
+    clock.advance(24 * 3600_000 - 1000);
+    assert.equal((await call('GET', `/api/sessions/${b.sessionId}`, bearer(b.attemptToken))).statusCode, 200);
+    clock.advance(1000);
+    const expired = await call('GET', `/api/sessions/${b.sessionId}`, bearer(b.attemptToken));
+    assert.equal(expired.statusCode, 401);
+    assert.equal(expired.json().code, 'token_expired');
+    clock.advance(-24 * 3600_000);
   });
 
   test('a host that stops heartbeating loses its claims to another host; the old session is refused', async () => {
@@ -196,14 +304,36 @@ describe('agent-gateway runtime hosts and credential kinds', () => {
     assert.equal(retaken.attempt, taken.attempt + 1);
     assert.notEqual(retaken.sessionId, taken.sessionId);
 
+    // The operator sees a's lease lapsed and the claim now held by b.
+    const listed = (await h.ops('GET', `/_ops/hosts?environmentId=${environmentId}`)).json().hosts as {
+      id: string;
+      live: boolean;
+      claims: { executionId: string; attempt: number }[];
+    }[];
+    const seenA = listed.find((x) => x.id === a.id)!;
+    const seenB = listed.find((x) => x.id === b.id)!;
+    assert.equal(seenA.live, false);
+    assert.ok(!seenA.claims.some((c) => c.executionId === taken.id), 'a no longer holds it');
+    assert.equal(seenB.live, true);
+    assert.deepEqual(
+      seenB.claims.find((c) => c.executionId === taken.id),
+      {
+        executionId: taken.id,
+        attempt: retaken.attempt,
+        sessionId: retaken.sessionId,
+        claimedAt: clock.now().toISOString(),
+      },
+    );
+
+    // a's attempt token stopped when b took the execution over.
     const stale = await call(
       'POST',
       `/api/sessions/${taken.sessionId}/complete`,
       bearer(taken.attemptToken),
       { output: { text: 'late' } },
     );
-    assert.equal(stale.statusCode, 409);
-    assert.equal(stale.json().code, 'session_superseded');
+    assert.equal(stale.statusCode, 401, stale.body);
+    assert.equal(stale.json().code, 'token_revoked');
     const aClaims = await call('POST', '/api/runtime/executions/claim', envKey(seeded.environmentKey!), {
       hostId: a.id,
     });

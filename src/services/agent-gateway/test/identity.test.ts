@@ -42,33 +42,27 @@ describe('agent-gateway identities and scope (single-scope install)', () => {
     assert.equal(wrong.json().error, 'Unauthorized');
   });
 
-  test('sign-in attempts are limited per username (429 with Retry-After), by the clock', async () => {
-    const u = await h.user('viewer'); // its sign-in is the first of the 10 attempts of the minute
-    for (let i = 0; i < 9; i++) {
-      const wrong = await h.api(undefined, 'POST', '/api/auth/login', {
-        username: u.username,
-        password: 'wrong',
-      });
-      assert.equal(wrong.statusCode, 401, `attempt ${i}`);
+  test('failed sign-ins are limited per username (429 with Retry-After), by the clock; successes are not counted', async () => {
+    const u = await h.user('viewer');
+    const login = (password: string, username = u.username) =>
+      h.api(undefined, 'POST', '/api/auth/login', { username, password });
+    // Many successful sign-ins in one minute are never refused.
+    for (let i = 0; i < 15; i++) assert.equal((await login(u.password)).statusCode, 200, `success ${i}`);
+    for (let i = 0; i < 10; i++) {
+      const wrong = await login('wrong');
+      assert.equal(wrong.statusCode, 401, `failure ${i}`);
+      assert.equal(wrong.json().code, 'invalid_credentials');
     }
-    const limited = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: u.username,
-      password: u.password,
-    });
-    assert.equal(limited.statusCode, 429);
+    const limited = await login(u.password);
+    assert.equal(limited.statusCode, 429, 'the right password too, once the failures are spent');
     assert.equal(limited.json().code, 'rate_limited');
     assert.ok(Number(limited.headers['retry-after']) >= 1);
-    const otherUser = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: 'demo',
-      password: 'wrong',
-    });
+    const otherUser = await login('wrong', 'demo');
     assert.equal(otherUser.statusCode, 401, 'another username has its own budget');
     clock.advance(60_000);
-    const again = await h.api(undefined, 'POST', '/api/auth/login', {
-      username: u.username,
-      password: u.password,
-    });
+    const again = await login(u.password);
     assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.headers['cache-control'], 'no-store', 'a token answer is kept by no cache');
     clock.set(new Date('2026-11-24T12:00:00Z'));
   });
 
@@ -225,5 +219,29 @@ describe('agent-gateway scope (multi-scope install)', () => {
       demo,
     );
     assert.equal(inDemo.statusCode, 403, 'no role in demo');
+  });
+
+  test('scope headers are checked on every product route: a bad format or length is a 400, never a 5xx', async () => {
+    const doc = (await h.platform.app('agent-gateway').inject({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { security?: { userToken?: [] }[] }>>;
+    };
+    const bad = ['Demo', 'a'.repeat(64), '-lead', 'de mo', '../x', 'dé'];
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(operations)) {
+        if (!op.security?.some((s) => 'userToken' in s) || !path.startsWith('/api/v1')) continue;
+        const url = path.replace('{id}', 'agt_0123456789abcdef0123456789abcdef');
+        for (const [i, value] of bad.entries()) {
+          const headers =
+            i % 2 === 0
+              ? { 'x-platform-tenant': value, 'x-platform-namespace': 'default' }
+              : { 'x-platform-tenant': 'demo', 'x-platform-namespace': value };
+          const res = await h.api(h.demoToken, method.toUpperCase() as 'GET', url, undefined, headers);
+          assert.equal(res.statusCode, 400, `${method} ${path} with ${JSON.stringify(headers)}: ${res.body}`);
+          assert.ok(res.json().code, 'the gateway error body');
+        }
+        checked += 1;
+      }
+    assert.ok(checked >= 40, `every product route was called (${checked})`);
   });
 });

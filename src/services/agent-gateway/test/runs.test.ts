@@ -554,4 +554,215 @@ describe('agent-gateway runs and workflows', () => {
     assert.equal(late.statusCode, 409);
     assert.equal((await api('POST', `/api/v1/orchestration-runs/${runId}/cancel`)).statusCode, 409);
   });
+  test('conditions are strict: bad paths, operators and values are refused when saved', async () => {
+    const bad = async (condition: unknown, problem: RegExp, extra: unknown[] = []) => {
+      const res = await api('POST', '/api/v1/orchestration-definitions', {
+        name: 'Strict',
+        graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 'c', type: 'condition', condition },
+            { id: 'later', type: 'agent', agentId: agents.Upper },
+            { id: 'e', type: 'end' },
+            ...extra,
+          ],
+          edges: [
+            { from: 's', to: 'c' },
+            { from: 'c', to: 'later', on: 'true' },
+            { from: 'c', to: 'e2', on: 'false' },
+            { from: 'later', to: 'e' },
+          ],
+        },
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().code, 'invalid_graph');
+      assert.ok(
+        (res.json().details.problems as string[]).some((p) => problem.test(p)),
+        `${problem} in ${res.json().details.problems}`,
+      );
+    };
+    const e2 = [{ id: 'e2', type: 'end' }];
+    await bad(
+      { path: 'customer.tier', op: 'eq', value: 'gold' },
+      /must start with input, nodes, previous/,
+      e2,
+    );
+    await bad({ path: 'nodes.later.text', op: 'exists' }, /names no node that runs before/, e2);
+    await bad({ path: 'nodes.ghost', op: 'exists' }, /names no node that runs before/, e2);
+    await bad({ path: 'input.amount', op: 'gt', value: true }, /compares with a number or a string/, e2);
+    await bad({ path: 'input.amount', op: 'eq' }, /eq needs a value/, e2);
+    await bad({ path: 'input.amount', op: 'exists', value: 1 }, /exists takes no value/, e2);
+    await bad({ path: 'input.amount', op: 'gt', value: 1, extra: 1 }, /has no field 'extra'/, e2);
+  });
+
+  test('a condition the run data cannot decide fails the run with the reason; no branch is taken', async () => {
+    const id = await workflow('Amount gate', {
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'big', type: 'condition', condition: { path: 'input.amount', op: 'gt', value: 100 } },
+        { id: 'yes', type: 'agent', agentId: agents.Upper, input: { text: 'big' } },
+        { id: 'no', type: 'agent', agentId: agents.Upper, input: { text: 'small' } },
+        { id: 'e1', type: 'end' },
+        { id: 'e2', type: 'end' },
+      ],
+      edges: [
+        { from: 'start', to: 'big' },
+        { from: 'big', to: 'yes', on: 'true' },
+        { from: 'big', to: 'no', on: 'false' },
+        { from: 'yes', to: 'e1' },
+        { from: 'no', to: 'e2' },
+      ],
+    });
+    const decided = await settle(await start({ type: 'orchestration', id }, { amount: 150 }));
+    assert.equal(decided.status, 'completed', JSON.stringify(decided.error));
+    assert.deepEqual(decided.output, { text: 'BIG' });
+    const small = await settle(await start({ type: 'orchestration', id }, { amount: 5 }));
+    assert.deepEqual(small.output, { text: 'SMALL' });
+    for (const [input, code] of [
+      [{}, 'condition_field_missing'],
+      [{ amount: 'lots' }, 'condition_type_mismatch'],
+      [{ amount: null }, 'condition_type_mismatch'],
+    ] as const) {
+      const runId = await start({ type: 'orchestration', id }, input);
+      const failed = await settle(runId);
+      assert.equal(failed.status, 'failed', JSON.stringify(input));
+      assert.equal(failed.error.code, code, JSON.stringify(failed.error));
+      const graph = (await api('GET', `/api/v1/orchestration-runs/${runId}/graph`)).json();
+      const status = Object.fromEntries(
+        graph.nodes.map((n: { id: string; status: string }) => [n.id, n.status]),
+      );
+      assert.equal(status.big, 'failed');
+      assert.ok(status.yes !== 'completed' && status.no !== 'completed', JSON.stringify(status));
+    }
+  });
+
+  test('a join waits for its own incoming edges only, not for other branches of the run', async () => {
+    const id = await workflow('Join and a slow side branch', {
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'a', type: 'agent', agentId: agents.Upper },
+        { id: 'b', type: 'agent', agentId: agents.Wrap },
+        { id: 'j', type: 'join' },
+        { id: 'after', type: 'agent', agentId: agents.Upper, input: { text: '{{ previous.a.text }}' } },
+        { id: 'slow', type: 'timer', delaySeconds: 3600 },
+        { id: 'e1', type: 'end' },
+        { id: 'e2', type: 'end' },
+      ],
+      edges: [
+        { from: 'start', to: 'a' },
+        { from: 'start', to: 'b' },
+        { from: 'start', to: 'slow' },
+        { from: 'a', to: 'j' },
+        { from: 'b', to: 'j' },
+        { from: 'j', to: 'after' },
+        { from: 'after', to: 'e1' },
+        { from: 'slow', to: 'e2' },
+      ],
+    });
+    const runId = await start({ type: 'orchestration', id }, { text: 'go' });
+    const waiting = await settle(runId);
+    assert.equal(waiting.status, 'waiting', 'the timer branch still waits');
+    const graph = async () =>
+      Object.fromEntries(
+        (await api('GET', `/api/v1/orchestration-runs/${runId}/graph`))
+          .json()
+          .nodes.map((n: { id: string; status: string }) => [n.id, n.status]),
+      );
+    const mid = await graph();
+    assert.equal(mid.j, 'completed', JSON.stringify(mid));
+    assert.equal(mid.after, 'completed', JSON.stringify(mid));
+    assert.equal(mid.slow, 'waiting');
+    clock.advance(3600_000);
+    await h.ops('POST', '/_ops/runtime/tick');
+    const done = await settle(runId);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    clock.set(new Date('2026-11-24T12:00:00Z'));
+  });
+  test('deterministic agents give the same run twice: output, step outcomes and event sequence', async () => {
+    const id = await workflow('Deterministic fan-out', {
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'b', type: 'agent', agentId: agents.Wrap },
+        { id: 'a', type: 'agent', agentId: agents.Upper },
+        { id: 'j', type: 'join' },
+        { id: 'end', type: 'end', input: { joined: '{{ previous }}', first: '{{ nodes.a.text }}' } },
+      ],
+      edges: [
+        { from: 'start', to: 'b' },
+        { from: 'start', to: 'a' },
+        { from: 'b', to: 'j' },
+        { from: 'a', to: 'j' },
+        { from: 'j', to: 'end' },
+      ],
+    });
+    const shape = async (runId: string) => {
+      const r = await settle(runId);
+      const evs = await events(runId);
+      return {
+        status: r.status,
+        output: JSON.stringify(r.output),
+        events: evs
+          .filter((e) => e.type.startsWith('step.') || e.type.startsWith('run.'))
+          .map(
+            (e) => `${e.type}@${e.nodeId ?? ''}:${JSON.stringify(e.data.branches ?? e.data.nodeType ?? '')}`,
+          )
+          .sort(),
+      };
+    };
+    const one = await shape(await start({ type: 'orchestration', id }, { text: 'same' }));
+    const two = await shape(await start({ type: 'orchestration', id }, { text: 'same' }));
+    assert.equal(one.status, 'completed');
+    assert.deepEqual(two, one);
+    // Stored as jsonb: object keys come back in PostgreSQL's order; the branch list keeps the edges' order.
+    assert.equal(
+      one.output,
+      JSON.stringify({ first: 'SAME', joined: { a: { text: 'SAME' }, b: { text: '[same]' } } }),
+    );
+    assert.ok(one.events.includes('step.completed@j:["b","a"]'), one.events.join('\n'));
+  });
+  test('a run stays on the revision it started on when a new revision is published mid-run', async () => {
+    const graph = (text: string, extra: boolean) => ({
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'wait', type: 'signal', signal: 'go' },
+        ...(extra ? [{ id: 'shout', type: 'agent', agentId: agents.Upper, input: { text } }] : []),
+        { id: 'end', type: 'end', input: { text, revision: extra ? 2 : 1 } },
+      ],
+      edges: extra
+        ? [
+            { from: 'start', to: 'wait' },
+            { from: 'wait', to: 'shout' },
+            { from: 'shout', to: 'end' },
+          ]
+        : [
+            { from: 'start', to: 'wait' },
+            { from: 'wait', to: 'end' },
+          ],
+    });
+    const id = await workflow('Pinned', graph('first', false));
+    const runId = await start({ type: 'orchestration', id }, {});
+    assert.equal((await settle(runId)).status, 'waiting');
+    assert.equal((await run(runId)).target.revision, 1);
+    const edit = await api('PATCH', `/api/v1/orchestration-definitions/${id}`, {
+      expectedVersion: 2,
+      graph: graph('second', true),
+    });
+    assert.equal(edit.statusCode, 200, edit.body);
+    const published = await api('POST', `/api/v1/orchestration-definitions/${id}/publish`, {
+      expectedVersion: 3,
+    });
+    assert.equal(published.json().revision.revision, 2);
+    const signal = await api('POST', `/api/v1/orchestration-runs/${runId}/signals`, { name: 'go' });
+    assert.ok(signal.statusCode < 300, signal.body);
+    const done = await settle(runId);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.deepEqual(done.output, { text: 'first', revision: 1 }, 'the revision the run started on');
+    assert.equal(done.target.revision, 1);
+    const nodes = (await api('GET', `/api/v1/orchestration-runs/${runId}/graph`))
+      .json()
+      .nodes.map((n: { id: string }) => n.id);
+    assert.ok(!nodes.includes('shout'), 'the graph of revision 1');
+    const later = await settle(await start({ type: 'orchestration', id }, {}));
+    assert.equal(later.target.revision, 2);
+  });
 });

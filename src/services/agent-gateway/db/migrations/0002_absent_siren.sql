@@ -1,0 +1,1 @@
+ALTER TABLE "agent_gateway"."users" ADD COLUMN "disabled_at" timestamp with time zone;
