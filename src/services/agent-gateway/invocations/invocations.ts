@@ -382,7 +382,11 @@ export class InvocationService {
     const ownScope =
       principal.scope.tenant === found.endpoint.tenantId &&
       principal.scope.namespace === found.endpoint.namespaceId;
-    const allowed = principal.kind === 'endpoint_key' ? principal.endpointId === row.endpointId : ownScope;
+    // A key sees its own endpoint's invocations; a platform token those of its scope's `platform` endpoints.
+    const allowed =
+      principal.kind === 'endpoint_key'
+        ? principal.endpointId === row.endpointId
+        : ownScope && found.release.settings.authPolicy.type === 'platform';
     if (!allowed) throw notFound('invocation', id);
     return row;
   }

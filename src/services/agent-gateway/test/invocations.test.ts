@@ -247,6 +247,16 @@ describe('credentials', () => {
     const keyTwo = (await key(two.id)).key;
     const peek = await app().inject({ url: mine.json().statusUrl, headers: { 'x-api-key': keyTwo } });
     assert.equal(peek.statusCode, 404);
+    const byToken = await app().inject({
+      url: mine.json().statusUrl,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(byToken.statusCode, 404, 'a platform token does not read an api_key endpoint’s invocation');
+    const ownByToken = await app().inject({
+      url: viaToken.json().statusUrl,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(ownByToken.statusCode, 200);
   });
 
   test('rotation: both keys work during the overlap, the old one stops after it', async () => {
