@@ -7,7 +7,8 @@
  * - `timeoutSeconds`: 1 to 3,600 (default 300), counted from acceptance by the injected clock;
  * - `maxPayloadBytes`: 1 to 1,048,576 (default 65,536), the UTF-8 JSON size of a job's `input` or a turn's `message`;
  * - schemas: JSON Schema draft 2020-12 documents (objects or booleans) of at most 65,536 bytes, compiled with ajv;
- *   a `$ref` / `$dynamicRef` that is not local (`#...`) is refused: schemas are never fetched.
+ *   a `$ref` / `$dynamicRef` that is not local (`#...`) is refused: schemas are never fetched; `$async` is refused
+ *   anywhere (an asynchronous schema makes ajv answer a Promise, not a verdict).
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { LRUCache } from 'lru-cache';
@@ -29,8 +30,19 @@ export const DEFAULT_CONVERSATION_INPUT_SCHEMA = { type: 'string' };
 // every error reported, formats not asserted (draft 2020-12's default: format is an annotation).
 const ajv = new Ajv2020.default({ allErrors: true, strict: false, validateFormats: false });
 
-/** Compiled validators by release id (releases are immutable) or schema text. */
-const compiled = new LRUCache<string, ValidateFunction>({ max: 1000 });
+/**
+ * Compiled validators by release id (releases are immutable) or schema text. An evicted validator's schema is
+ * removed from ajv's own cache too (ajv keeps every compiled schema object otherwise).
+ */
+const compiled = new LRUCache<string, ValidateFunction>({
+  max: 1000,
+  dispose: (fn) => {
+    if (typeof fn.schema === 'object' && fn.schema !== null) ajv.removeSchema(fn.schema);
+  },
+});
+
+/** The number of schemas ajv holds compiled (for tests of the cache bound). */
+export const ajvCachedSchemas = (): number => (ajv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
 
 /** The places of a remote `$ref` / `$dynamicRef` (not `#...`) in `schema`, as JSON Pointers. */
 function remoteRefs(schema: unknown, at = ''): string[] {
@@ -41,6 +53,18 @@ function remoteRefs(schema: unknown, at = ''): string[] {
     if ((key === '$ref' || key === '$dynamicRef') && typeof value === 'string' && !value.startsWith('#'))
       found.push(here);
     else found.push(...remoteRefs(value, here));
+  }
+  return found;
+}
+
+/** The places of an `$async` keyword in `schema`, as JSON Pointers. */
+function asyncKeywords(schema: unknown, at = ''): string[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    const here = `${at}/${key}`;
+    if (key === '$async') found.push(here);
+    else found.push(...asyncKeywords(value, here));
   }
   return found;
 }
@@ -61,6 +85,13 @@ export function schemaIssues(schema: unknown, field: string): FieldIssue[] {
       field: `${field}${pointer}`,
       message: 'remote $ref is refused: only references inside the schema (#...) are allowed',
     }));
+  const asyncAt = asyncKeywords(schema);
+  if (asyncAt.length > 0)
+    return asyncAt.map((pointer) => ({
+      location: 'body',
+      field: `${field}${pointer}`,
+      message: '$async is refused: endpoint schemas are validated synchronously',
+    }));
   try {
     validatorFor(`schema:${JSON.stringify(schema)}`, schema as object);
     return [];
@@ -75,7 +106,10 @@ export function schemaIssues(schema: unknown, field: string): FieldIssue[] {
   }
 }
 
-/** The compiled validator of `schema`, cached under `cacheKey`. @throws Error when ajv cannot compile it. */
+/**
+ * The compiled validator of `schema`, cached under `cacheKey`.
+ * @throws Error when ajv cannot compile it, or when it is asynchronous (`$async`).
+ */
 export function validatorFor(cacheKey: string, schema: object | boolean): ValidateFunction {
   let fn = compiled.get(cacheKey);
   if (!fn) {
@@ -83,6 +117,10 @@ export function validatorFor(cacheKey: string, schema: object | boolean): Valida
     const copy = typeof schema === 'object' ? { ...schema, $id: undefined } : schema;
     if (typeof copy === 'object') delete (copy as Record<string, unknown>).$id;
     fn = ajv.compile(copy);
+    if ((fn as { $async?: boolean }).$async) {
+      ajv.removeSchema(copy);
+      throw new Error('an asynchronous ($async) schema is not allowed');
+    }
     compiled.set(cacheKey, fn);
   }
   return fn;

@@ -186,7 +186,10 @@ function registerInvocationRoutes(
           {
             title: Type.String({ minLength: 1, maxLength: 500 }),
             description: Type.Optional(Type.String({ maxLength: 20_000 })),
-            input: Type.Unknown({ description: "An object matching the endpoint's input schema." }),
+            input: Type.Object(
+              {},
+              { additionalProperties: true, description: "A JSON object matching the endpoint's input schema." },
+            ),
           },
           { additionalProperties: false, examples: [{ title: 'Summarize', input: { text: 'Hello' } }] },
         ),

@@ -203,6 +203,46 @@ describe('schemas both ways', () => {
     assert.match(done.error.message, /count/);
     assert.equal(done.result, null);
   });
+  test('$async is refused anywhere in a schema (ajv would answer a Promise); input must be a JSON object', async () => {
+    const agentId = await agent({ ok: true });
+    for (const [field, schema, pointer] of [
+      ['inputSchema', { $async: true, type: 'object', required: ['a'] }, /inputSchema\.\$async$/],
+      [
+        'outputSchema',
+        { type: 'object', properties: { a: { $async: true, type: 'string' } } },
+        /outputSchema\.properties\.a\.\$async$/,
+      ],
+    ] as const) {
+      const res = await api('POST', '/api/v1/endpoints', {
+        slug: `async-${++n}`,
+        invocationMode: 'job',
+        targetType: 'agent',
+        targetId: agentId,
+        [field]: schema,
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.match(res.json().details.issues[0].field, pointer);
+      assert.match(res.json().details.issues[0].message, /\$async is refused/);
+    }
+    const ep = await endpoint({ targetId: agentId, inputSchema: true });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    for (const input of [null, 'text', 5, [1]]) {
+      const res = await submit(ep.slug, cred, { title: 't', input });
+      assert.equal(res.statusCode, 400, `input ${JSON.stringify(input)}: ${res.body}`);
+      assert.equal(res.json().code, 'validation_failed');
+    }
+    const missing = await submit(ep.slug, cred, { title: 't' });
+    assert.equal(missing.statusCode, 400);
+  });
+
+  test('ajv does not keep the schemas of evicted validators', async () => {
+    const { ajvCachedSchemas, schemaIssues } = await import('../endpoints/endpoint-settings.ts');
+    const start = ajvCachedSchemas();
+    for (let i = 0; i < 1500; i += 1)
+      assert.deepEqual(schemaIssues({ type: 'object', properties: { [`p${i}`]: { type: 'string' } } }, 's'), []);
+    assert.ok(ajvCachedSchemas() <= start + 1000, `ajv holds ${ajvCachedSchemas() - start} more schemas`);
+  });
 });
 
 describe('credentials', () => {
