@@ -2,7 +2,8 @@
  * One event stream of invocations (spec 002 section E, "E. Event streams"; anchor: `id:` cursor, `event:`, JSON
  * `data:`, heartbeats, `Last-Event-ID` wins over `?after=`, an expired cursor is 410): the retained events after the
  * cursor are replayed from the table, then live ones follow from the change feed (any instance's commits), each once,
- * in id order. A stream of one invocation ends after its terminal event; a conversation's stream stays open. A
+ * in id order. A stream of one invocation ends after its terminal event (at once when resumed at or past it); a
+ * conversation's stream stays open. A
  * client that goes away only ends its stream: the invocation goes on (its `statusUrl` tells the outcome).
  */
 
@@ -80,7 +81,17 @@ export async function followInvocationEvents(
     if (replaying) waiting.push(...rows);
     else deliver(rows);
   });
+  let finishedBefore = false;
   try {
+    // Read before the replay: an invocation already terminal has its terminal event committed, so the replay
+    // holds it when it lies after the cursor; when it does not (a resume at or past it), the stream ends at once.
+    if ('invocationId' in target) {
+      const [row] = await db
+        .select({ status: invocations.status })
+        .from(invocations)
+        .where(eq(invocations.id, target.invocationId));
+      finishedBefore = row !== undefined && isTerminalInvocation(row.status);
+    }
     deliver(
       await eventsOf(db, 'invocationId' in target ? { invocationId: target.invocationId } : target, cursor),
     );
@@ -90,5 +101,9 @@ export async function followInvocationEvents(
   }
   replaying = false;
   deliver(waiting.splice(0));
+  if (finishedBefore && !ended) {
+    ended = true;
+    end();
+  }
   return unsubscribe;
 }

@@ -464,8 +464,23 @@ describe('event streams', () => {
       afterOnly.map((f) => f.data.status),
       ['completed'],
     );
+    // A resume at the terminal event ends at once (an open stream would keep this inject waiting).
+    const ends = async (cursor: number) => {
+      let timer: NodeJS.Timeout | undefined;
+      const res = await Promise.race([
+        sse({ 'last-event-id': String(cursor) }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the stream resumed at ${cursor} stayed open`)), 5000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(frames(res.body), []);
+    };
+    await ends(got[3]!.id);
+    await ends(got[3]!.id + 1000);
     clock.advance(86_401_000);
     await h.ops('POST', '/_ops/invocations/tick');
+    await ends(got[3]!.id); // the cursor equal to the pruned top: nothing expired, nothing more to come
     const gone = await sse({ 'last-event-id': String(got[1]!.id) });
     assert.equal(gone.statusCode, 410);
     assert.equal(gone.json().code, 'cursor_expired');
