@@ -218,6 +218,14 @@ export class EndpointKeyService {
     return keyView(row!);
   }
 
+  /**
+   * Watches the revocation of credential `credentialId` (on any instance): `onRevoked` fires once it is revoked.
+   * @returns the function that stops watching.
+   */
+  watch(credentialId: number, onRevoked: () => void): () => void {
+    return this.store.watch(credentialId, onRevoked);
+  }
+
   /** Every endpoint key and platform token of the install, newest first (operator; never the secrets). */
   async listAll(includeRevoked: boolean) {
     const rows = await this.store.list({ includeRevoked });

@@ -107,7 +107,8 @@ const STREAM_DESCRIPTION =
   'Server-sent events (`Accept: text/event-stream`): each frame has `id:` (the cursor), `event: status` and ' +
   'JSON `data:` `{invocationId, status, at, error?}`; heartbeat comments keep the connection. Resume with ' +
   '`Last-Event-ID` (wins over `?after=`); a cursor whose events are no longer kept is 410 `cursor_expired`. A ' +
-  'disconnect is not a failure: read `statusUrl` first. The final result is read from the status view.';
+  'disconnect is not a failure: read `statusUrl` first. The final result is read from the status view. The stream ' +
+  'closes when its credential is revoked.';
 
 /** The OpenAPI security schemes of the invocation routes. */
 export const INVOCATION_SECURITY_SCHEMES = {
@@ -332,7 +333,13 @@ function registerInvocationRoutes(
       throw new ApiError(400, 'validation_failed', 'Last-Event-ID and after must be event ids (digits).');
     const cursor = raw === undefined ? 0 : Number(raw);
     await checkCursor(deps.db, target, cursor);
-    const sse = streams.sse(request, reply, { heartbeatMs: deps.heartbeatMs, retryMs: 2000 });
+    const { credentialId } = auth.principal(request);
+    const sse = streams.sse(request, reply, {
+      heartbeatMs: deps.heartbeatMs,
+      retryMs: 2000,
+      // A key or token revoked on any instance closes the streams it opened.
+      watchCredential: (onRevoked) => deps.keys.watch(credentialId, onRevoked),
+    });
     const stop = await followInvocationEvents(
       deps.db,
       deps.feed,

@@ -561,6 +561,50 @@ describe('event streams', () => {
   });
 });
 
+describe('stream credentials', () => {
+  test('a conversation stream stays open across turns and closes when its key is revoked', async () => {
+    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
+    await publish(ep.id);
+    const issued = await key(ep.id);
+    const cred = { 'x-api-key': issued.key };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    const conversationId = start.json().conversationId as string;
+    await settle(start.json().statusUrl, cred);
+    let closed = false;
+    const open = app()
+      .inject({
+        url: `/invoke/v1/conversations/${conversationId}/events`,
+        headers: { accept: 'text/event-stream', ...cred },
+      })
+      .then((res) => {
+        closed = true;
+        return res;
+      });
+    await h.platform.runDueJobs();
+    assert.equal(closed, false, 'a whole conversation stream stays open after a turn ends');
+    const revoked = await api('DELETE', `/api/v1/endpoints/${ep.id}/keys/${issued.apiKey.id}`);
+    assert.equal(revoked.statusCode, 200, revoked.body);
+    let timer: NodeJS.Timeout | undefined;
+    const res = await Promise.race([
+      open,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    const got = frames(res.body);
+    assert.deepEqual(
+      got.map((f) => f.data.status),
+      ['accepted', 'dispatching', 'running', 'completed'],
+    );
+  });
+});
+
 describe('seed', () => {
   test('the seeded demo endpoint takes its sample input and completes with a result its output schema accepts', async () => {
     const cred = { 'x-api-key': seeded.endpointApiKey as string };
