@@ -497,7 +497,8 @@ export class InvocationService {
         });
         return;
       }
-      row = await this.move(tx, row, 'dispatching');
+      // The run starts first and the moves are written last: a move takes the event log's lock (held until
+      // commit), so starting the run under it would queue every other invocation's moves behind this run's start.
       const found = await this.endpoints.release(row.releaseId, tx);
       const endpoint = await this.endpoints.withRelease(row.endpointId, tx);
       const settings = found!.settings;
@@ -519,9 +520,11 @@ export class InvocationService {
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
         await tx.execute(sql`rollback to savepoint invocation_start`);
+        row = await this.move(tx, row, 'dispatching');
         await this.move(tx, row, 'failed', { error: { code: 'target_unavailable', message: err.message } });
         return;
       }
+      row = await this.move(tx, row, 'dispatching');
       row = await this.move(tx, row, 'running', { runId: run.id });
       if (run.status === 'waiting') row = await this.move(tx, row, 'waiting');
       if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
