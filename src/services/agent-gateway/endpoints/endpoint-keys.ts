@@ -147,9 +147,15 @@ export class EndpointKeyService {
     return rows.map(keyView);
   }
 
-  private async keyRow(scope: Scope, endpointId: string, keyId: number, executor = this.db) {
+  private async keyRow(
+    scope: Scope,
+    endpointId: string,
+    keyId: number,
+    executor: Executor = this.db,
+    lock = false,
+  ) {
     await this.endpoints.row(scope, endpointId, executor);
-    const [row] = await executor
+    const query = executor
       .select()
       .from(endpointCredentials)
       .where(
@@ -159,14 +165,17 @@ export class EndpointKeyService {
           eq(endpointCredentials.kind, 'endpoint_key'),
         ),
       );
+    const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('API key', String(keyId));
     return row;
   }
 
   /**
-   * Rotates key `keyId`: a new key (shown once, same label and expiry period) and the old one expiring after
-   * `overlapSeconds` (or at its own earlier expiry): both work during the overlap.
-   * @throws ApiError 404; 409 `invalid_state` for a revoked or expired key.
+   * Rotates key `keyId`: a new key (shown once, same label; it expires after `expiresInSeconds`, else after the old
+   * key's own period `expiresAt - createdAt`, else never) and the old one expiring after `overlapSeconds` (or at its
+   * own earlier expiry): both work during the overlap. A key is rotated once (its row is locked, so two concurrent
+   * rotations make one successor): rotate the successor next.
+   * @throws ApiError 404; 409 `invalid_state` for a revoked, expired or already rotated key.
    */
   async rotateKey(
     scope: Scope,
@@ -176,7 +185,7 @@ export class EndpointKeyService {
     input: { overlapSeconds?: number; expiresInSeconds?: number },
   ) {
     return this.db.transaction(async (tx) => {
-      const old = await this.keyRow(scope, endpointId, keyId, tx as unknown as Db);
+      const old = await this.keyRow(scope, endpointId, keyId, tx, true);
       const now = this.clock.now();
       if (old.revokedAt || (old.expiresAt && old.expiresAt <= now))
         throw new ApiError(
@@ -184,6 +193,21 @@ export class EndpointKeyService {
           'invalid_state',
           `API key ${keyId} is no longer valid; issue a new key instead.`,
         );
+      const [successor] = await tx
+        .select({ id: endpointCredentials.id })
+        .from(endpointCredentials)
+        .where(eq(endpointCredentials.rotatedFrom, keyId))
+        .limit(1);
+      if (successor)
+        throw new ApiError(
+          409,
+          'invalid_state',
+          `API key ${keyId} was already rotated into key ${successor.id}; rotate that key instead.`,
+          { details: { successorId: successor.id } },
+        );
+      const periodSeconds = old.expiresAt
+        ? Math.max(KEY_EXPIRY_SECONDS.min, Math.round((old.expiresAt.getTime() - old.createdAt.getTime()) / 1000))
+        : undefined;
       const overlapEnd = new Date(now.getTime() + (input.overlapSeconds ?? OVERLAP_SECONDS.default) * 1000);
       const oldExpiry = old.expiresAt && old.expiresAt < overlapEnd ? old.expiresAt : overlapEnd;
       await tx
@@ -193,7 +217,7 @@ export class EndpointKeyService {
       const issued = await this.store.issue(tx, {
         prefix: ENDPOINT_KEY_PREFIX,
         label: old.label,
-        expiresAt: this.expiry(input.expiresInSeconds),
+        expiresAt: this.expiry(input.expiresInSeconds ?? periodSeconds),
         values: {
           kind: 'endpoint_key',
           endpointId,

@@ -447,7 +447,10 @@ export function registerEndpointRoutes(
         operationId: 'rotateEndpointKey',
         tags: keyTags,
         summary: 'Rotate a key: a new key now, the old one valid for the overlap (both work meanwhile)',
-        description: `\`overlapSeconds\` ${OVERLAP_SECONDS.min}-${OVERLAP_SECONDS.max}, default ${OVERLAP_SECONDS.default}.`,
+        description:
+          `\`overlapSeconds\` ${OVERLAP_SECONDS.min}-${OVERLAP_SECONDS.max}, default ${OVERLAP_SECONDS.default}. The new ` +
+          "key expires after `expiresInSeconds`, else after the old key's own period, else never. A key is rotated " +
+          'once: 409 `invalid_state` for a revoked, expired or already rotated key.',
         security,
         headers: ScopeHeaders,
         params: KeyParams,

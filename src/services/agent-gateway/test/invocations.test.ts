@@ -326,6 +326,34 @@ describe('credentials', () => {
       'secrets are shown once',
     );
   });
+
+  test('rotation keeps the expiry period and makes one successor, also when two rotations race', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const hourly = await key(ep.id, { expiresInSeconds: 3600 });
+    const rotated = await api('POST', `/api/v1/endpoints/${ep.id}/keys/${hourly.apiKey.id}/rotate`, {
+      overlapSeconds: 60,
+    });
+    assert.equal(rotated.statusCode, 201, rotated.body);
+    assert.equal(
+      Date.parse(rotated.json().apiKey.expiresAt),
+      clock.nowMs() + 3600_000,
+      'a 1 h key rotates into a 1 h key',
+    );
+    const again = await api('POST', `/api/v1/endpoints/${ep.id}/keys/${hourly.apiKey.id}/rotate`, {});
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'invalid_state');
+    const other = await key(ep.id);
+    const racing = await Promise.all(
+      [1, 2].map(() => api('POST', `/api/v1/endpoints/${ep.id}/keys/${other.apiKey.id}/rotate`, {})),
+    );
+    assert.deepEqual(racing.map((r) => r.statusCode).sort(), [201, 409]);
+    assert.equal(
+      racing.find((r) => r.statusCode === 201)!.json().apiKey.expiresAt,
+      null,
+      'a key without expiry rotates into one without expiry',
+    );
+  });
 });
 
 describe('idempotency', () => {
