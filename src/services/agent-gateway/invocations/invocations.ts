@@ -10,11 +10,13 @@
  * (the invocation sweep). A run's output is validated against the release's output schema: a breaking output ends
  * the invocation `failed` with code `output_schema_mismatch` and every issue.
  *
+ * A turn's run gets the conversation's earlier turns as `history`, and a conversation's turns run one after another.
+ *
  * Each submission is validated before it is accepted (the endpoint live and of the route's mode, the payload limit:
  * 413, the input schema: 400), inside the idempotency transaction, so a replay of an accepted request answers the
  * first answer even after the endpoint changed.
  */
-import { and, eq, inArray, lte, max, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, lte, max, not, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
@@ -54,6 +56,9 @@ export const isTerminalInvocation = (s: InvocationStatus) => TERMINAL_INVOCATION
 
 /** The idempotency scope of an endpoint's invocations (keys of one endpoint never meet another's). */
 const idempotencyScope = (endpointId: string) => `agent-gateway:invoke:${endpointId}`;
+
+/** The most earlier turns a conversation turn's run gets as `history`. */
+export const HISTORY_TURNS = 50;
 
 /** Idempotency records of invocations are kept 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -435,6 +440,7 @@ export class InvocationService {
   ): Promise<InvocationRow> {
     const now = this.clock.now();
     const reason = extra.error?.message;
+    if (row.kind === 'turn' && isTerminalInvocation(to)) await this.dispatchNextTurn(tx, row);
     const [updated] = await tx
       .update(invocations)
       .set({
@@ -503,15 +509,21 @@ export class InvocationService {
       const endpoint = await this.endpoints.withRelease(row.endpointId, tx);
       const settings = found!.settings;
       const scope = { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId };
-      const input =
-        row.kind === 'job'
-          ? {
-              title: row.title,
-              description: row.description,
-              message: row.description ?? row.title,
-              input: row.input,
-            }
-          : { message: row.input, conversationId: row.conversationId, turn: row.turn };
+      let input: Record<string, unknown>;
+      if (row.kind === 'job')
+        input = {
+          title: row.title,
+          description: row.description,
+          message: row.description ?? row.title,
+          input: row.input,
+        };
+      else {
+        // A conversation's turns run one after another: a turn whose predecessor is still live waits (accepted);
+        // the predecessor's end dispatches it (see `move`).
+        const history = await this.conversationHistory(tx, row);
+        if (!history) return;
+        input = { message: row.input, conversationId: row.conversationId, turn: row.turn, history };
+      }
       let run: RunRow;
       try {
         await tx.execute(sql`savepoint invocation_start`);
@@ -529,6 +541,50 @@ export class InvocationService {
       if (run.status === 'waiting') row = await this.move(tx, row, 'waiting');
       if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
     });
+  }
+
+  /**
+   * The earlier turns of a turn's conversation, oldest first, at most the last {@link HISTORY_TURNS}:
+   * `{turn, message, status, result}` (`result` null unless completed). Undefined while an earlier turn is live.
+   */
+  private async conversationHistory(tx: Tx, row: InvocationRow) {
+    const earlier = and(eq(invocations.conversationId, row.conversationId!), lt(invocations.turn, row.turn!));
+    const [live] = await tx
+      .select({ id: invocations.id })
+      .from(invocations)
+      .where(and(earlier, not(inArray(invocations.status, [...TERMINAL_INVOCATION]))))
+      .limit(1);
+    if (live) return undefined;
+    const turns = await tx
+      .select({
+        turn: invocations.turn,
+        message: invocations.input,
+        status: invocations.status,
+        result: invocations.result,
+      })
+      .from(invocations)
+      .where(earlier)
+      .orderBy(desc(invocations.turn))
+      .limit(HISTORY_TURNS);
+    return turns.reverse().map((t) => ({ ...t, result: t.status === 'completed' ? t.result : null }));
+  }
+
+  /** Queues the dispatch of a conversation's next waiting turn once `row` (a turn) has ended. */
+  private async dispatchNextTurn(tx: Tx, row: InvocationRow): Promise<void> {
+    const [next] = await tx
+      .select({ id: invocations.id })
+      .from(invocations)
+      .where(
+        and(
+          eq(invocations.conversationId, row.conversationId!),
+          eq(invocations.status, 'accepted'),
+          sql`${invocations.turn} > ${row.turn}`,
+        ),
+      )
+      .orderBy(asc(invocations.turn))
+      .limit(1);
+    if (next)
+      await dispatchInvocationTask.enqueue(tx, { invocationId: next.id }, { jobKey: `invocation:${next.id}` });
   }
 
   /** The run status observer: a live run's `running` <-> `waiting` moves are its invocation's moves. */

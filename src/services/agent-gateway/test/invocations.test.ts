@@ -589,6 +589,57 @@ describe('event streams', () => {
   });
 });
 
+describe('conversation memory', () => {
+  test("a turn's run gets the earlier turns as history, and turns run one after another", async () => {
+    const created = await api('POST', '/api/v1/agents', {
+      name: `echo ${++n}`,
+      conversational: true,
+      definition: { kind: 'json_transform', output: { said: '{{ message }}', history: '{{ input.history }}' } },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const echo = created.json().agent.id as string;
+    const ep = await endpoint({ targetId: echo, invocationMode: 'conversation' });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    assert.equal(start.statusCode, 202, start.body);
+    const conversationId = start.json().conversationId as string;
+    // The second turn is accepted before the first ran: it must wait for it.
+    const second = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/conversations/${conversationId}/turns`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'again' },
+    });
+    assert.equal(second.statusCode, 202, second.body);
+    const done = await settle(second.json().statusUrl, cred);
+    const first = await status(start.json().statusUrl, cred);
+    assert.equal(first.status, 'completed', JSON.stringify(first));
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(done.result.history, [
+      { turn: 1, message: 'hello', status: 'completed', result: first.result },
+    ]);
+    assert.equal(done.result.said, 'again');
+    const firstEnd = first.history.find((m: { status: string }) => m.status === 'completed').at;
+    const secondStart = done.history.find((m: { status: string }) => m.status === 'dispatching').at;
+    assert.ok(secondStart >= firstEnd, 'the second turn was dispatched after the first ended');
+    const whole = frames(
+      (
+        await app().inject({
+          url: `/invoke/v1/conversations/${conversationId}/events?invocationId=${second.json().invocationId}`,
+          headers: { accept: 'text/event-stream', ...cred },
+        })
+      ).body,
+    );
+    assert.equal(whole.at(-1)!.data.status, 'completed');
+  });
+});
+
 describe('stream credentials', () => {
   test('a conversation stream stays open across turns and closes when its key is revoked', async () => {
     const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
