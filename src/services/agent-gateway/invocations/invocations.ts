@@ -177,9 +177,10 @@ export class InvocationService {
         EndpointKeyService.authorize(caller.principal, { ...endpoint, id: '' }, 'api_key');
       EndpointKeyService.authorize(caller.principal, endpoint, release.settings.authPolicy.type);
     }
+    // Spec E "Errors": a problem of id, scope or state is a 404 (409 is for version and idempotency conflicts).
     if (endpoint.status === 'disabled')
       throw new ApiError(
-        409,
+        404,
         'endpoint_disabled',
         `Endpoint '${endpoint.slug}' is disabled and takes no new work.`,
       );
@@ -261,7 +262,7 @@ export class InvocationService {
 
   /**
    * Submits a job (`POST /invoke/v1/endpoints/{slug}/jobs`).
-   * @throws ApiError 400 (input schema, mode), 401, 404, 409 `endpoint_disabled` / `idempotency_key_reused`, 413.
+   * @throws ApiError 400 (input schema, mode), 401, 404 (also `endpoint_disabled`), 409 `idempotency_key_reused`, 413.
    */
   async submitJob(
     principal: EndpointPrincipal,
