@@ -1,7 +1,8 @@
 /**
  * The background jobs of invocations (Graphile Worker): one dispatch per accepted invocation (job key
- * `invocation:<id>`; retried with backoff after a worker crash, and a no-op once the invocation moved on), and the
- * minute's invocation sweep (timeouts by the injected clock, event retention).
+ * `invocation:<id>`; a no-op once the invocation moved on), and the minute's invocation sweep (timeouts by the
+ * injected clock, event retention, and a dispatch queued again for an invocation still `accepted` a minute after
+ * acceptance: a worker that died mid-dispatch leaves its job locked until Graphile Worker's stale-lock recovery).
  */
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../../platform/jobs.ts';

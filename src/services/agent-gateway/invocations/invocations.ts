@@ -60,6 +60,9 @@ const idempotencyScope = (endpointId: string) => `agent-gateway:invoke:${endpoin
 /** The most earlier turns a conversation turn's run gets as `history`. */
 export const HISTORY_TURNS = 50;
 
+/** Seconds after acceptance an invocation still `accepted` is queued for dispatch again by the sweep. */
+export const REDISPATCH_AFTER_SECONDS = 60;
+
 /** Idempotency records of invocations are kept 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -690,12 +693,28 @@ export class InvocationService {
   }
 
   /**
-   * The invocation sweep (every minute, by the injected clock): live invocations past their deadline end
-   * `timed_out` (their run is cancelled), and the events of invocations finished more than the retention ago are
+   * The invocation sweep (every minute, by the injected clock): invocations still `accepted`
+   * {@link REDISPATCH_AFTER_SECONDS} after acceptance are queued for dispatch again (a worker that died while
+   * dispatching); live invocations past their deadline end `timed_out` (their run is cancelled), and the events of invocations finished more than the retention ago are
    * deleted (a cursor before them is then 410).
    */
-  async sweep(): Promise<{ timedOut: number; prunedEvents: number }> {
+  async sweep(): Promise<{ timedOut: number; prunedEvents: number; redispatched: number }> {
     const now = this.clock.now();
+    // A dispatch whose worker died keeps its Graphile job locked for hours: queue it again (the job key gives one
+    // pending job; a dispatch that is merely slow holds the row lock, and the second finds it moved on).
+    const stale = await this.db
+      .select({ id: invocations.id })
+      .from(invocations)
+      .where(
+        and(
+          eq(invocations.status, 'accepted'),
+          lte(invocations.createdAt, new Date(now.getTime() - REDISPATCH_AFTER_SECONDS * 1000)),
+          sql`${invocations.deadlineAt} > ${now}`,
+        ),
+      )
+      .limit(1000);
+    for (const { id } of stale)
+      await dispatchInvocationTask.enqueue(this.db, { invocationId: id }, { jobKey: `invocation:${id}` });
     const due = await this.db
       .select({ id: invocations.id })
       .from(invocations)
@@ -759,7 +778,7 @@ export class InvocationService {
           .where(eq(invocations.id, id));
       return deleted.length;
     });
-    return { timedOut, prunedEvents };
+    return { timedOut, prunedEvents, redispatched: stale.length };
   }
 }
 

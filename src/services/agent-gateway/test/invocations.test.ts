@@ -445,6 +445,37 @@ describe('states', () => {
   });
 });
 
+describe('lost dispatch', () => {
+  test('an invocation whose dispatch job is held by a dead worker is dispatched again by the sweep', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: h.platform.database.url });
+    await client.connect();
+    try {
+      const locked = await client.query(
+        `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'dead-worker' where key = $1`,
+        [`agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`],
+      );
+      assert.equal(locked.rowCount, 1);
+    } finally {
+      await client.end();
+    }
+    await h.platform.runDueJobs();
+    assert.equal((await status(ack.statusUrl, cred)).status, 'accepted', 'its job is held');
+    clock.advance(30_000);
+    await h.ops('POST', '/_ops/invocations/tick');
+    await h.platform.runDueJobs();
+    assert.equal((await status(ack.statusUrl, cred)).status, 'accepted', 'not queued again before a minute');
+    clock.advance(31_000);
+    const tick = await h.ops('POST', '/_ops/invocations/tick');
+    assert.ok(tick.json().redispatched >= 1, tick.body);
+    assert.equal((await settle(ack.statusUrl, cred)).status, 'completed');
+  });
+});
+
 /** Reads an SSE body into frames. */
 function frames(text: string) {
   return text
