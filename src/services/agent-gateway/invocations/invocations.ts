@@ -43,6 +43,7 @@ import type { RunEngine, RunRow } from '../run-engine.ts';
 import { appendInvocationEvents } from './invocation-events.ts';
 import { dispatchInvocationTask } from './invocation-jobs.ts';
 
+/** An invocation as stored (`agent_gateway.invocations`). */
 export type InvocationRow = typeof invocations.$inferSelect;
 
 /** Terminal invocation states. */
@@ -52,6 +53,7 @@ export const TERMINAL_INVOCATION: readonly InvocationStatus[] = [
   'cancelled',
   'timed_out',
 ];
+/** Whether `s` is a terminal state (no move follows). */
 export const isTerminalInvocation = (s: InvocationStatus) => TERMINAL_INVOCATION.includes(s);
 
 /** The idempotency scope of an endpoint's invocations (keys of one endpoint never meet another's). */
@@ -787,6 +789,6 @@ export function cursorExpired(cursor: number): ApiError {
   return new ApiError(
     410,
     'cursor_expired',
-    `Events after ${cursor} are no longer kept; read the status view (statusUrl) and stream without a cursor.`,
+    `Events after ${cursor} are no longer kept; read the status view (statusUrl) for the outcome.`,
   );
 }

@@ -89,10 +89,10 @@ export function setupEndpointsAndInvocations(
     feed,
     invokePerMinute: config.invokePerMinute,
     heartbeatMs: config.heartbeatSeconds * 1000,
-    /** Starts following the invocation event feed (once per instance; the routes call it when the app is ready). */
     /** Seeds the demo endpoint in the seeded scope (credentials.json fields). */
     seed: (tx: Tx, scope: { tenant: string; namespace: string }) =>
       seedDemoEndpoint(tx, { agents: deps.agents, endpoints, keys }, scope),
+    /** Starts following the invocation event feed (once per instance; the routes call it when the app is ready). */
     async startFeed() {
       stopFeed ??= await feed.start(ctx.notifier);
     },
