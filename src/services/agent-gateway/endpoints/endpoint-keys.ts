@@ -30,9 +30,13 @@ import { endpointCredentials } from '../db/endpoints.ts';
 import type { CredentialStore as GatewayCredentialStore, Scope } from '../identity.ts';
 import type { EndpointService } from './endpoints.ts';
 
+/** The prefix of an endpoint API key's secret. */
 export const ENDPOINT_KEY_PREFIX = 'agk_';
+/** The prefix of a platform bearer token's secret. */
 export const PLATFORM_TOKEN_PREFIX = 'agp_';
+/** The range of `expiresInSeconds` of a key or token (60 s to 2 years). */
 export const KEY_EXPIRY_SECONDS = { min: 60, max: 2 * 365 * 24 * 3600 } as const;
+/** The range and default of a rotation's `overlapSeconds` (60 s to 30 days, default 24 h). */
 export const OVERLAP_SECONDS = { min: 60, max: 30 * 24 * 3600, default: 24 * 3600 } as const;
 
 /** The caller behind an endpoint credential. */
@@ -62,6 +66,7 @@ export function createEndpointCredentialStore(ctx: ServiceContext) {
   });
 }
 
+/** The credential kit's store of endpoint keys and platform tokens. */
 export type EndpointCredentialStore = ReturnType<typeof createEndpointCredentialStore>;
 
 /** A key or token as the API lists it (never the secret). */

@@ -15,8 +15,11 @@ import { LRUCache } from 'lru-cache';
 import type { FieldIssue } from '../../../platform/errors.ts';
 import type { EndpointSettingsRecord } from '../db/endpoints.ts';
 
+/** An endpoint slug: 1-63 characters `[a-z0-9-]`, a letter or digit at both ends. */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+/** An endpoint's timeout in seconds, counted from acceptance by the injected clock. */
 export const TIMEOUT_SECONDS = { min: 1, max: 3600, default: 300 } as const;
+/** An endpoint's payload limit in bytes (the UTF-8 JSON of a job's `input` or a turn's `message`). */
 export const MAX_PAYLOAD_BYTES = { min: 1, max: 1_048_576, default: 65_536 } as const;
 /** The largest schema document an endpoint takes (its JSON, in bytes). */
 export const MAX_SCHEMA_BYTES = 65_536;

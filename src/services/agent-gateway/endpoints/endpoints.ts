@@ -28,7 +28,9 @@ import type { Scope } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import { mergeSettings, type SettingsInput, schemaIssues } from './endpoint-settings.ts';
 
+/** An endpoint as stored (`agent_gateway.endpoints`): its draft settings, status and current release. */
 export type EndpointRow = typeof endpoints.$inferSelect;
+/** An immutable release as stored (`agent_gateway.endpoint_releases`). */
 export type ReleaseRow = typeof endpointReleases.$inferSelect;
 
 /** A release as the API shows it. */
@@ -61,6 +63,7 @@ export interface ReadinessCheck {
   message: string;
 }
 
+/** A release row as the API shows it. */
 export function releaseView(row: ReleaseRow): ReleaseView {
   return {
     id: row.id,
