@@ -671,6 +671,55 @@ describe('conversation memory', () => {
   });
 });
 
+describe('turns and revocation', () => {
+  test('a turn replays under its key (another message is 409), a message past the limit is 413; a revoked platform token is refused', async () => {
+    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+    const ep = await endpoint({
+      targetId: chatAgent,
+      invocationMode: 'conversation',
+      maxPayloadBytes: 20,
+      authPolicy: { type: 'platform' },
+    });
+    await publish(ep.id);
+    const issued = (await api('POST', '/api/v1/platform-tokens', {})).json();
+    const cred = { authorization: `Bearer ${issued.token}` };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    assert.equal(start.statusCode, 202, start.body);
+    const turnUrl = `/invoke/v1/conversations/${start.json().conversationId}/turns`;
+    const turn = (message: string, k: string) =>
+      app().inject({
+        method: 'POST',
+        url: turnUrl,
+        headers: { 'idempotency-key': k, ...cred },
+        payload: { message },
+      });
+    const k = `t-${++n}`;
+    const first = await turn('again', k);
+    assert.equal(first.statusCode, 202, first.body);
+    const replay = await turn('again', k);
+    assert.equal(replay.statusCode, 202);
+    assert.equal(replay.headers['idempotency-replayed'], 'true');
+    assert.equal(replay.json().invocationId, first.json().invocationId);
+    const changed = await turn('something else', k);
+    assert.equal(changed.statusCode, 409);
+    assert.equal(changed.json().code, 'idempotency_key_reused');
+    const big = await turn('x'.repeat(40), `t-${++n}`);
+    assert.equal(big.statusCode, 413);
+    assert.equal(big.json().code, 'payload_too_large');
+    assert.equal((await settle(first.json().statusUrl, cred)).turn, 2);
+    const revoked = await api('DELETE', `/api/v1/platform-tokens/${issued.platformToken.id}`);
+    assert.equal(revoked.statusCode, 200, revoked.body);
+    const refused = await turn('after', `t-${++n}`);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.json().code, 'token_revoked');
+  });
+});
+
 describe('stream credentials', () => {
   test('a conversation stream stays open across turns and closes when its key is revoked', async () => {
     const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
