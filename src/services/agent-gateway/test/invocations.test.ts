@@ -442,6 +442,20 @@ describe('states', () => {
     const out = await status(slow.json().statusUrl, cred);
     assert.equal(out.status, 'timed_out');
     assert.equal(out.error.code, 'timed_out');
+    assert.ok(out.runId, 'it had started its run');
+    const run = (await api('GET', `/api/v1/orchestration-runs/${out.runId}`)).json();
+    assert.equal(run.run.status, 'cancelled', "a timed-out invocation's run is cancelled");
+    // Timed out before dispatch: its deadline passed while its job waited.
+    const late = await submit(ep.slug, cred, { title: 'late', input: {} });
+    clock.advance(61_000);
+    await h.platform.runDueJobs();
+    const never = await status(late.json().statusUrl, cred);
+    assert.equal(never.status, 'timed_out');
+    assert.equal(never.runId, null, 'no run was started');
+    assert.deepEqual(
+      never.history.map((m: { status: string }) => m.status),
+      ['accepted', 'timed_out'],
+    );
   });
 });
 
