@@ -211,7 +211,10 @@ export class EndpointKeyService {
           { details: { successorId: successor.id } },
         );
       const periodSeconds = old.expiresAt
-        ? Math.max(KEY_EXPIRY_SECONDS.min, Math.round((old.expiresAt.getTime() - old.createdAt.getTime()) / 1000))
+        ? Math.max(
+            KEY_EXPIRY_SECONDS.min,
+            Math.round((old.expiresAt.getTime() - old.createdAt.getTime()) / 1000),
+          )
         : undefined;
       const overlapEnd = new Date(now.getTime() + (input.overlapSeconds ?? OVERLAP_SECONDS.default) * 1000);
       const oldExpiry = old.expiresAt && old.expiresAt < overlapEnd ? old.expiresAt : overlapEnd;

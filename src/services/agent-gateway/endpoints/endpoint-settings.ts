@@ -45,7 +45,8 @@ const compiled = new LRUCache<string, ValidateFunction>({
 });
 
 /** The number of schemas ajv holds compiled (for tests of the cache bound). */
-export const ajvCachedSchemas = (): number => (ajv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
+export const ajvCachedSchemas = (): number =>
+  (ajv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
 
 /** The places of a remote `$ref` / `$dynamicRef` (not `#...`) in `schema`, as JSON Pointers. */
 function remoteRefs(schema: unknown, at = ''): string[] {

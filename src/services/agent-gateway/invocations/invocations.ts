@@ -590,7 +590,11 @@ export class InvocationService {
       .orderBy(asc(invocations.turn))
       .limit(1);
     if (next)
-      await dispatchInvocationTask.enqueue(tx, { invocationId: next.id }, { jobKey: `invocation:${next.id}` });
+      await dispatchInvocationTask.enqueue(
+        tx,
+        { invocationId: next.id },
+        { jobKey: `invocation:${next.id}` },
+      );
   }
 
   /** The run status observer: a live run's `running` <-> `waiting` moves are its invocation's moves. */

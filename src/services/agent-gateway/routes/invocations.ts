@@ -189,7 +189,10 @@ function registerInvocationRoutes(
             description: Type.Optional(Type.String({ maxLength: 20_000 })),
             input: Type.Object(
               {},
-              { additionalProperties: true, description: "A JSON object matching the endpoint's input schema." },
+              {
+                additionalProperties: true,
+                description: "A JSON object matching the endpoint's input schema.",
+              },
             ),
           },
           { additionalProperties: false, examples: [{ title: 'Summarize', input: { text: 'Hello' } }] },

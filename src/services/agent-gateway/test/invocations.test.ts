@@ -240,7 +240,10 @@ describe('schemas both ways', () => {
     const { ajvCachedSchemas, schemaIssues } = await import('../endpoints/endpoint-settings.ts');
     const start = ajvCachedSchemas();
     for (let i = 0; i < 1500; i += 1)
-      assert.deepEqual(schemaIssues({ type: 'object', properties: { [`p${i}`]: { type: 'string' } } }, 's'), []);
+      assert.deepEqual(
+        schemaIssues({ type: 'object', properties: { [`p${i}`]: { type: 'string' } } }, 's'),
+        [],
+      );
     assert.ok(ajvCachedSchemas() <= start + 1000, `ajv holds ${ajvCachedSchemas() - start} more schemas`);
   });
 });
@@ -639,7 +642,10 @@ describe('conversation memory', () => {
     const created = await api('POST', '/api/v1/agents', {
       name: `echo ${++n}`,
       conversational: true,
-      definition: { kind: 'json_transform', output: { said: '{{ message }}', history: '{{ input.history }}' } },
+      definition: {
+        kind: 'json_transform',
+        output: { said: '{{ message }}', history: '{{ input.history }}' },
+      },
     });
     assert.equal(created.statusCode, 201, created.body);
     const echo = created.json().agent.id as string;
