@@ -48,6 +48,9 @@ const compiled = new LRUCache<string, ValidateFunction>({
 export const ajvCachedSchemas = (): number =>
   (ajv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
 
+/** Keywords whose values are instances (data), not schemas: their contents are never references or `$async`. */
+const INSTANCE_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
 /** The places of a remote `$ref` / `$dynamicRef` (not `#...`) in `schema`, as JSON Pointers. */
 function remoteRefs(schema: unknown, at = ''): string[] {
   if (!schema || typeof schema !== 'object') return [];
@@ -56,7 +59,7 @@ function remoteRefs(schema: unknown, at = ''): string[] {
     const here = `${at}/${key}`;
     if ((key === '$ref' || key === '$dynamicRef') && typeof value === 'string' && !value.startsWith('#'))
       found.push(here);
-    else found.push(...remoteRefs(value, here));
+    else if (!INSTANCE_KEYWORDS.has(key)) found.push(...remoteRefs(value, here));
   }
   return found;
 }
@@ -68,7 +71,7 @@ function asyncKeywords(schema: unknown, at = ''): string[] {
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     const here = `${at}/${key}`;
     if (key === '$async') found.push(here);
-    else found.push(...asyncKeywords(value, here));
+    else if (!INSTANCE_KEYWORDS.has(key)) found.push(...asyncKeywords(value, here));
   }
   return found;
 }

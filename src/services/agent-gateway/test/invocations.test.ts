@@ -224,6 +224,18 @@ describe('schemas both ways', () => {
       assert.match(res.json().details.issues[0].field, pointer);
       assert.match(res.json().details.issues[0].message, /\$async is refused/);
     }
+    const data = await api('POST', '/api/v1/endpoints', {
+      slug: `async-data-${++n}`,
+      invocationMode: 'job',
+      targetType: 'agent',
+      targetId: agentId,
+      inputSchema: {
+        type: 'object',
+        const: { $async: true, $ref: 'https://example.com/x' },
+        examples: [{ $ref: 'https://example.com/y' }],
+      },
+    });
+    assert.equal(data.statusCode, 201, `data under const/examples is not a schema: ${data.body}`);
     const ep = await endpoint({ targetId: agentId, inputSchema: true });
     await publish(ep.id);
     const cred = { 'x-api-key': (await key(ep.id)).key };
