@@ -2,6 +2,14 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import {
+  BuyerLists,
+  Catalog,
+  DeliveryRunner,
+  Discovery,
+  SimulatedAdPlatform,
+  simulateDeliveryTask,
+} from './catalog/index.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
@@ -106,6 +114,12 @@ export const mediaBuyingService: ServiceDefinition = {
       publicUrl,
       uiOrigin,
     });
+    // The platform's own domains (never a buyer's operator identity): its public host and its UI host.
+    const platformDomains = () => [new URL(publicUrl()).hostname, new URL(uiOrigin()).hostname];
+    const catalog = new Catalog(ctx.db, ctx.clock, organizations, platformDomains);
+    const discovery = new Discovery(ctx.db, ctx.clock, catalog);
+    const lists = new BuyerLists(ctx.db);
+    const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -121,15 +135,30 @@ export const mediaBuyingService: ServiceDefinition = {
           mailer,
           identity,
           sso,
+          catalog,
+          discovery,
+          lists,
         });
       },
       tasks: [
         sendMailTask.with({ mailer }),
         pruneThrottleTask.with({ accounts, identity }),
         ...identity.tasks,
+        simulateDeliveryTask.with({ delivery }),
       ],
-      cron: [{ task: pruneThrottleTask, pattern: '43 * * * *' }],
-      seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
+      cron: [
+        { task: pruneThrottleTask, pattern: '43 * * * *' },
+        { task: simulateDeliveryTask, pattern: '7 * * * *' },
+      ],
+      seed: (tx) =>
+        seedDemo(tx, {
+          organizations,
+          accounts,
+          credentials,
+          catalog,
+          now: ctx.clock.now(),
+          publicUrl: ctx.publicUrl,
+        }),
       async stop() {
         mailer.close();
         await unlistenKeys();

@@ -10,6 +10,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import type { BuyerLists, Catalog, Discovery } from '../catalog/index.ts';
 import {
   type AccessLevel,
   allows,
@@ -46,6 +47,10 @@ export interface MediaBuyingRouteDeps {
   stores: CredentialStores;
   credentials: MediaBuyingCredentials;
   organizations: Organizations;
+  /** Part 2: the buying and selling records, discovery and the offset lists. */
+  catalog: Catalog;
+  discovery: Discovery;
+  lists: BuyerLists;
 }
 
 /** What a route requires of its caller. */

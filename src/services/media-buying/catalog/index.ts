@@ -1,0 +1,24 @@
+/**
+ * Part 2's buying and selling records: the catalog (storefronts, sales agents, pricing rules, products), the buyer's
+ * records (Buyer Setup, campaigns, media buys, creatives, cohorts, feedback, measurement), their offset lists,
+ * discovery and the ad-platform delivery. Other folders import this module only through this file.
+ */
+export {
+  ACCOUNT_LINK_DECISIONS,
+  type AccountLinkDecision,
+  type Acting,
+  Catalog,
+  type ProductInput,
+} from './catalog.ts';
+export {
+  type AdPlatformAdapter,
+  type DailyDelivery,
+  type DeliveryRequest,
+  DeliveryRunner,
+  SimulatedAdPlatform,
+  simulateDeliveryTask,
+} from './delivery.ts';
+export { type DiscoverInput, Discovery, NEW_DISCOVERY, utcDay } from './discovery.ts';
+export { BuyerLists, DEFAULT_TAKE, LIST_CAPS, type Page, type PageQuery } from './lists.ts';
+export { CURRENCIES, fromMinor, toMinor } from './money.ts';
+export * from './views.ts';
