@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import { ActivationSandbox, anonymousCleanupTask } from './activation/index.ts';
 import {
   BuyerLists,
   Catalog,
@@ -60,6 +61,15 @@ export const mediaBuyingService: ServiceDefinition = {
     },
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
+    {
+      name: 'activation',
+      description:
+        'The zero-spend activation sandbox: anonymous agent registration, the probe, binding and claim',
+    },
+    {
+      name: 'storefront',
+      description: 'Seller Account storefronts, sales agents, pricing rules, products, account links',
+    },
     {
       name: 'pages',
       description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
@@ -120,6 +130,7 @@ export const mediaBuyingService: ServiceDefinition = {
     const discovery = new Discovery(ctx.db, ctx.clock, catalog);
     const lists = new BuyerLists(ctx.db);
     const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
+    const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -138,6 +149,8 @@ export const mediaBuyingService: ServiceDefinition = {
           catalog,
           discovery,
           lists,
+          sandbox,
+          delivery,
         });
       },
       tasks: [
@@ -145,6 +158,7 @@ export const mediaBuyingService: ServiceDefinition = {
         pruneThrottleTask.with({ accounts, identity }),
         ...identity.tasks,
         simulateDeliveryTask.with({ delivery }),
+        anonymousCleanupTask.with({ sandbox }),
       ],
       cron: [
         { task: pruneThrottleTask, pattern: '43 * * * *' },

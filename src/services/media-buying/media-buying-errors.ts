@@ -344,3 +344,12 @@ export function sandboxDenied(denial: SandboxDenial, state: string, routeClass: 
 export function sandboxDenialCode(denial: SandboxDenial): string {
   return SANDBOX_DENIALS[denial].code;
 }
+
+/** 401 `UNAUTHORIZED`: an activation assertion that does not verify, expired or was already exchanged (one answer). */
+export function activationAssertionInvalid(): ApiError {
+  return new ApiError(
+    401,
+    MediaBuyingCode.unauthorized,
+    'The assertion is invalid, expired or already used; register again for a fresh one.',
+  );
+}

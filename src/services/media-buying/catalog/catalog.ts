@@ -372,6 +372,22 @@ export class Catalog {
     return { row: updated!, changed: true };
   }
 
+  /** The public ids an account link's view names (advertiser, storefront, Seller Account). */
+  async accountLinkRefs(id: number) {
+    const [row] = await this.db
+      .select({
+        advertiserId: advertisers.publicId,
+        storefrontId: storefronts.publicId,
+        sellerAccountId: organizations.publicId,
+      })
+      .from(advertiserAccounts)
+      .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
+      .innerJoin(storefronts, eq(storefronts.id, advertiserAccounts.storefrontId))
+      .innerJoin(organizations, eq(organizations.id, advertiserAccounts.sellerOrganizationId))
+      .where(eq(advertiserAccounts.id, id));
+    return row!;
+  }
+
   /**
    * Requests an account link (the `sync_accounts` of part 3; `pending_approval`). Requesting an existing link answers
    * it `unchanged` whatever its status (no speed-up; `rejected` and `closed` need out-of-band re-onboarding).
@@ -454,6 +470,15 @@ export class Catalog {
       .limit(1);
     if (!row) throw notFound('Advertiser', publicId);
     return row;
+  }
+
+  /** The campaigns of one advertiser, in creation order. */
+  async campaignsOf(organizationId: number, advertiserId: number) {
+    return this.db
+      .select()
+      .from(campaigns)
+      .where(and(eq(campaigns.organizationId, organizationId), eq(campaigns.advertiserId, advertiserId)))
+      .orderBy(asc(campaigns.id));
   }
 
   /** The operator identity of a Buyer Account (Buyer Setup step 1), or null. */

@@ -64,8 +64,14 @@ export class Discovery {
    *   (`discovery_expired`); 422 when `advertiserId` is not the session's.
    */
   async discover(organizationId: number, discoveryId: string, input: DiscoverInput) {
-    await this.catalog.requireBuyerSetup(organizationId);
     const now = this.clock.now();
+    // An unknown or another account's session is 404 before anything else (its existence never leaks).
+    const [existing] =
+      discoveryId === NEW_DISCOVERY
+        ? []
+        : await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
+    if (discoveryId !== NEW_DISCOVERY && !existing) throw notFound('Discovery', discoveryId);
+    await this.catalog.requireBuyerSetup(organizationId);
     let session: typeof discoverySessions.$inferSelect;
     let advertiserPublicId = input.advertiserId;
     if (discoveryId === NEW_DISCOVERY) {
@@ -73,8 +79,7 @@ export class Discovery {
       advertiserPublicId = advertiser.publicId;
       session = await this.start(organizationId, advertiser.id, now);
     } else {
-      const [found] = await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
-      if (!found) throw notFound('Discovery', discoveryId);
+      const found = existing!;
       if (found.expiresAt <= now)
         throw conflict('This discovery priced its quotes for an earlier UTC day; start a new discovery.', {
           reason: 'discovery_expired',

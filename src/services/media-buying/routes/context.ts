@@ -10,7 +10,8 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
-import type { BuyerLists, Catalog, Discovery } from '../catalog/index.ts';
+import { type ActivationSandbox, decide } from '../activation/index.ts';
+import type { BuyerLists, Catalog, DeliveryRunner, Discovery } from '../catalog/index.ts';
 import {
   type AccessLevel,
   allows,
@@ -27,6 +28,7 @@ import {
   credentialMissing,
   forbidden,
   rateLimited,
+  sandboxDenied,
   termsAcceptanceRequired,
 } from '../media-buying-errors.ts';
 import type { Organizations } from '../organizations/index.ts';
@@ -51,6 +53,8 @@ export interface MediaBuyingRouteDeps {
   catalog: Catalog;
   discovery: Discovery;
   lists: BuyerLists;
+  sandbox: ActivationSandbox;
+  delivery: DeliveryRunner;
 }
 
 /** What a route requires of its caller. */
@@ -152,6 +156,17 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
 
   const guardHook = (guard: Guard) => async (request: FastifyRequest) => {
     const caller = auth.principal(request);
+    if (caller.sandbox) {
+      // The activation sandbox: the policy table decides from the credential's state and the route alone (rule 8).
+      const { decision, routeClass } = decide(
+        caller.sandbox.state,
+        request.method,
+        request.routeOptions.url ?? '',
+      );
+      if (decision !== 'allow') throw sandboxDenied(decision, caller.sandbox.state, routeClass);
+      if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
+      return;
+    }
     checkIdentity(guard, caller);
     if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
     if (isUnsafe(request) && !guard.termsExempt && caller.outstandingTerms !== null)
