@@ -375,7 +375,7 @@ export class ActivationSandbox {
         .from(agentRegistrations)
         .where(eq(agentRegistrations.publicId, activationId))
         .for('update');
-      if (!reg || reg.state !== 'unbound_free' || reg.revokedAt !== null) return false;
+      if (reg?.state !== 'unbound_free' || reg.revokedAt !== null) return false;
       const now = this.clock.now();
       if (now.getTime() < reg.createdAt.getTime() + ABANDONED_AFTER_DAYS * DAY_MS) return false;
       await tx

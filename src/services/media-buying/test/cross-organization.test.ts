@@ -37,6 +37,13 @@ const BODIES: Record<string, unknown> = {
   },
 };
 
+/** The body a probe sends: a valid one where the route needs it, so the probe reaches the id. */
+function probeBody(method: string, path: string): unknown {
+  const known = BODIES[`${method} ${path}`];
+  if (known !== undefined || method !== 'patch') return known;
+  return path.includes('members') ? { role: 'admin' } : { name: 'taken over' };
+}
+
 describe('media buying: every id route answers another organization 404', () => {
   let h: MediaBuyingHarness;
   let ids: Record<string, string>;
@@ -162,13 +169,7 @@ describe('media buying: every id route answers another organization 404', () => 
           assert.ok(ids[key], `no probe id for {${name}} of ${path}: add one`);
           return ids[key]!;
         });
-        const payload =
-          BODIES[`${method} ${path}`] ??
-          (method === 'patch'
-            ? path.includes('members')
-              ? { role: 'admin' }
-              : { name: 'taken over' }
-            : undefined);
+        const payload = probeBody(method, path);
         const res = await h.session(path.startsWith('/api/v2/storefront/') ? sellerOutsider : outsider, {
           method: method.toUpperCase() as 'GET',
           url,
