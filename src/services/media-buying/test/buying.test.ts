@@ -1,0 +1,341 @@
+/**
+ * Buyer Setup step 1 (`BUYER_SETUP_REQUIRED` with each reason, never substituting the platform's domain), the buying
+ * checks of a media buy (`PRICING_NOT_CONFIGURED`, `CURRENCY_MISMATCH`, `INSUFFICIENT_MEDIA_BUDGET`), historical buys
+ * keeping their persisted seller account and operator, the storefront REST for sellers and account-link decisions,
+ * and discovery paging, sessions and their expiry at the end of the UTC day (by the clock).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../../platform/clock.ts';
+import {
+  envelopeData,
+  envelopeError,
+  type MediaBuyingHarness,
+  STRONG_PASSWORD,
+  startMediaBuying,
+} from './support/harness.ts';
+
+const UI = 'https://app.media-buying.test';
+const SETUP_DETAILS = { readinessCheck: 'operator_identity', setupStep: 1, setupPage: 'buyer_setup' };
+
+interface Discovered {
+  discoveryId: string;
+  productGroups: {
+    storefront: { id: string; currency: string };
+    totalProducts: number;
+    hasMoreProducts: boolean;
+    products: {
+      productId: string;
+      pricingOptions: { pricingOptionId: string }[];
+      quotes: { pricedForDay: string }[];
+    }[];
+  }[];
+  totalGroups: number;
+  hasMoreGroups: boolean;
+  summary: { totalProducts: number };
+}
+
+describe('media buying part 2: Buyer Setup, buying checks, storefronts, discovery', () => {
+  let h: MediaBuyingHarness;
+  const clock = new ManualClock(new Date('2026-11-24T12:00:00Z'));
+  let buyer: string; // session of a new Buyer Account's administrator
+  let advertiserId: string;
+  let buyerOrg: string;
+
+  const as = (cookie: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH', url: string, payload?: unknown) =>
+    h.session(cookie, { method, url, ...(payload === undefined ? {} : { payload }) });
+  const discover = (cookie: string, id: string, body: Record<string, unknown>) =>
+    as(cookie, 'POST', `/api/v2/buyer/discovery/${id}/discover-products`, body);
+
+  before(async () => {
+    h = await startMediaBuying({ clock, env: { MEDIA_BUYING_UI_ORIGIN: UI } });
+    buyerOrg = await h.createOrganization('buyer', 'Acme Agency');
+    await h.addMember(buyerOrg, 'acme-admin@example.com', 'admin');
+    buyer = await h.signInAccepted('acme-admin@example.com', STRONG_PASSWORD);
+    advertiserId = envelopeData<{ id: string }>(
+      await as(buyer, 'POST', '/api/v2/buyer/advertisers', { name: 'Acme Shoes' }),
+    ).id;
+  });
+  after(() => h?.close());
+
+  const campaignBody = (total: number, currency = 'USD') => ({
+    advertiserId,
+    name: 'Spring',
+    budget: { total, currency },
+    flightStart: '2026-11-25T00:00:00Z',
+    flightEnd: '2026-12-25T00:00:00Z',
+  });
+
+  test('BUYER_SETUP_REQUIRED missing_operator_identity on every buying route until step 1 is done', async () => {
+    const setup = envelopeData<{ complete: boolean; reason: string }>(
+      await as(buyer, 'GET', '/api/v2/buyer/setup'),
+    );
+    assert.deepEqual([setup.complete, setup.reason], [false, 'missing_operator_identity']);
+    for (const res of [
+      await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(1000)),
+      await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+        campaignId: h.demo.campaignId,
+        packages: [{ productId: 'prd_x', pricingOptionId: 'x', budget: 1 }],
+      }),
+      await discover(buyer, 'new', { advertiserId }),
+    ]) {
+      assert.equal(res.statusCode, 409, res.body);
+      const error = envelopeError(res);
+      assert.equal(error.code, 'BUYER_SETUP_REQUIRED');
+      assert.deepEqual(error.details, { reason: 'missing_operator_identity', ...SETUP_DETAILS });
+    }
+  });
+
+  test("the platform's own domain is refused, never substituted: platform_operator_not_allowed", async () => {
+    for (const domain of ['app.media-buying.test', 'eu.app.media-buying.test']) {
+      const res = await as(buyer, 'PUT', '/api/v2/buyer/setup/operator-identity', { domain, name: 'Us' });
+      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(envelopeError(res).field, 'domain');
+    }
+    // Migrated data naming the platform's domain: buying routes refuse it with the second reason.
+    const forced = await h.ops({
+      method: 'PUT',
+      url: `/_ops/organizations/${buyerOrg}/operator-identity`,
+      payload: { domain: 'APP.media-buying.test', name: 'Legacy' },
+    });
+    assert.equal(forced.statusCode, 200, forced.body);
+    const res = await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(1000));
+    assert.equal(res.statusCode, 409);
+    assert.deepEqual(envelopeError(res).details, {
+      reason: 'platform_operator_not_allowed',
+      ...SETUP_DETAILS,
+    });
+    const setup = envelopeData<{ reason: string }>(await as(buyer, 'GET', '/api/v2/buyer/setup'));
+    assert.equal(setup.reason, 'platform_operator_not_allowed');
+  });
+
+  test('after step 1: a campaign and a media buy; each buying check; history keeps its seller account', async () => {
+    const set = await as(buyer, 'PUT', '/api/v2/buyer/setup/operator-identity', {
+      domain: 'Acme-Agency.example',
+      name: 'Acme Agency Ltd',
+    });
+    assert.equal(set.statusCode, 200, set.body);
+    assert.equal(envelopeData<{ domain: string }>(set).domain, 'acme-agency.example');
+    const campaign = envelopeData<{ id: string; budget: { total: number; currency: string } }>(
+      await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(1000.5)),
+    );
+    assert.deepEqual(campaign.budget, { total: 1000.5, currency: 'USD' });
+    const tooPrecise = await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(10.001));
+    assert.equal(tooPrecise.statusCode, 422);
+
+    const d = envelopeData<Discovered>(await discover(buyer, 'new', { advertiserId, productsPerGroup: 50 }));
+    const usd = d.productGroups.find((g) => g.storefront.currency === 'USD')!.products[0]!;
+    const eur = d.productGroups.find((g) => g.storefront.currency === 'EUR')!.products[0]!;
+    const pkg = (p: typeof usd, budget: number) => ({
+      productId: p.productId,
+      pricingOptionId: p.pricingOptions[0]!.pricingOptionId,
+      budget,
+    });
+    const mismatch = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [pkg(eur, 10)],
+    });
+    assert.equal(mismatch.statusCode, 400, mismatch.body);
+    assert.equal(envelopeError(mismatch).code, 'CURRENCY_MISMATCH');
+    const over = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [pkg(usd, 1000.51)],
+    });
+    assert.equal(over.statusCode, 409);
+    assert.equal(envelopeError(over).code, 'INSUFFICIENT_MEDIA_BUDGET');
+    assert.deepEqual(envelopeError(over).details, {
+      campaignId: campaign.id,
+      currency: 'USD',
+      budgetTotal: 1000.5,
+      committed: 0,
+      requested: 1000.51,
+    });
+    const made = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [pkg(usd, 600)],
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const buy = envelopeData<{
+      mediaBuyId: string;
+      sellerAccountId: string;
+      operator: string;
+      status: string;
+    }>(made);
+    assert.equal(buy.sellerAccountId, h.demo.sellerOrganizationId);
+    assert.equal(buy.operator, 'acme-agency.example');
+    assert.equal(buy.status, 'pending_start');
+    const second = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [pkg(usd, 400.51)],
+    });
+    assert.equal(envelopeError(second).code, 'INSUFFICIENT_MEDIA_BUDGET');
+    assert.equal(envelopeError(second).details?.committed, 600);
+
+    // A later operator identity does not rewrite the historical buy.
+    await as(buyer, 'PUT', '/api/v2/buyer/setup/operator-identity', {
+      domain: 'acme-new.example',
+      name: 'Acme',
+    });
+    const again = envelopeData<{ operator: string; sellerAccountId: string }>(
+      await as(buyer, 'GET', `/api/v2/buyer/media-buys/${buy.mediaBuyId}`),
+    );
+    assert.deepEqual(again, {
+      ...again,
+      operator: 'acme-agency.example',
+      sellerAccountId: h.demo.sellerOrganizationId,
+    });
+  });
+
+  test('storefront REST: a seller adds a storefront, agent and product; no pricing rule is PRICING_NOT_CONFIGURED', async () => {
+    const sellerOrg = await h.createOrganization('seller', 'Riverside Media');
+    await h.addMember(sellerOrg, 'river-admin@example.com', 'admin');
+    const seller = await h.signInAccepted('river-admin@example.com', STRONG_PASSWORD);
+    const sf = envelopeData<{ id: string; status: string }>(
+      await as(seller, 'POST', '/api/v2/storefront/storefronts', { name: 'River News', currency: 'USD' }),
+    );
+    assert.equal(sf.status, 'active');
+    const agent = envelopeData<{ id: string; pricingConfigured: boolean }>(
+      await as(seller, 'POST', `/api/v2/storefront/storefronts/${sf.id}/sales-agents`, {
+        name: 'River agent',
+        capabilities: ['pause'],
+      }),
+    );
+    assert.equal(agent.pricingConfigured, false);
+    const wrongCurrency = await as(seller, 'POST', `/api/v2/storefront/storefronts/${sf.id}/products`, {
+      name: 'Front page',
+      description: 'The front page',
+      deliveryType: 'guaranteed',
+      channels: ['display'],
+      formatIds: [{ agentUrl: 'https://creative.example', id: 'display_300x250' }],
+      publisherProperties: [{ publisherDomain: 'river.example', selectionType: 'all' }],
+      pricingOptions: [{ pricingOptionId: 'cpm', pricingModel: 'cpm', currency: 'EUR', fixedPrice: 5 }],
+    });
+    assert.equal(wrongCurrency.statusCode, 422);
+    const product = envelopeData<{ productId: string }>(
+      await as(seller, 'POST', `/api/v2/storefront/storefronts/${sf.id}/products`, {
+        name: 'Front page',
+        description: 'The front page',
+        deliveryType: 'guaranteed',
+        channels: ['display'],
+        formatIds: [{ agentUrl: 'https://creative.example', id: 'display_300x250' }],
+        publisherProperties: [{ publisherDomain: 'river.example', selectionType: 'all' }],
+        pricingOptions: [{ pricingOptionId: 'cpm', pricingModel: 'cpm', currency: 'USD', fixedPrice: 5 }],
+      }),
+    );
+    const listed = (await as(seller, 'GET', `/api/v2/storefront/storefronts/${sf.id}/products`)).json() as {
+      data: { productId: string }[];
+      meta: { pagination: { total: number } };
+    };
+    assert.deepEqual(
+      listed.data.map((p) => p.productId),
+      [product.productId],
+    );
+    // A buyer is refused seller routes.
+    const refused = await as(buyer, 'GET', '/api/v2/storefront/storefronts');
+    assert.equal(refused.statusCode, 403);
+
+    const campaign = envelopeData<{ id: string }>(
+      await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(500)),
+    );
+    const unpriced = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [{ productId: product.productId, pricingOptionId: 'cpm', budget: 100 }],
+    });
+    assert.equal(unpriced.statusCode, 409, unpriced.body);
+    assert.equal(envelopeError(unpriced).code, 'PRICING_NOT_CONFIGURED');
+    const rule = await as(seller, 'PUT', `/api/v2/storefront/sales-agents/${agent.id}/pricing-rule`, {
+      platformFeeBps: 1200,
+    });
+    assert.equal(rule.statusCode, 200, rule.body);
+    const priced = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [{ productId: product.productId, pricingOptionId: 'cpm', budget: 100 }],
+    });
+    assert.equal(priced.statusCode, 201, priced.body);
+    const buyId = envelopeData<{ mediaBuyId: string }>(priced).mediaBuyId;
+    // Replacing the storefront later leaves the buy's persisted seller account as it was.
+    const replaced = await as(seller, 'PATCH', `/api/v2/storefront/storefronts/${sf.id}`, {
+      status: 'replaced',
+    });
+    assert.equal(envelopeData<{ status: string }>(replaced).status, 'replaced');
+    const back = await as(seller, 'PATCH', `/api/v2/storefront/storefronts/${sf.id}`, { status: 'active' });
+    assert.equal(back.statusCode, 409);
+    const buy = envelopeData<{ sellerAccountId: string }>(
+      await as(buyer, 'GET', `/api/v2/buyer/media-buys/${buyId}`),
+    );
+    assert.equal(buy.sellerAccountId, sellerOrg);
+  });
+
+  test('account-link decisions by the seller follow the statuses; rejected and closed are final', async () => {
+    const demo = await h.signIn(h.demo.email, h.demo.password);
+    await as(demo, 'POST', '/api/v2/organizations/active', { organizationId: h.demo.sellerOrganizationId });
+    const links = (await as(demo, 'GET', '/api/v2/storefront/account-links')).json() as {
+      data: { accountId: string; status: string }[];
+    };
+    const id = links.data[0]!.accountId;
+    assert.equal(links.data[0]!.status, 'active');
+    const decide = (decision: string) =>
+      as(demo, 'POST', `/api/v2/storefront/account-links/${id}/decision`, { decision });
+    assert.equal(envelopeData<{ status: string }>(await decide('suspend')).status, 'suspended');
+    assert.equal((await decide('require_payment')).statusCode, 409);
+    assert.equal(envelopeData<{ status: string }>(await decide('reactivate')).status, 'active');
+    assert.equal(
+      envelopeData<{ status: string }>(await decide('require_payment')).status,
+      'payment_required',
+    );
+    assert.equal(envelopeData<{ status: string }>(await decide('mark_paid')).status, 'active');
+    assert.equal(envelopeData<{ status: string }>(await decide('close')).status, 'closed');
+    const final = await decide('reactivate');
+    assert.equal(final.statusCode, 409);
+    assert.equal(envelopeError(final).details?.reason, 'illegal_transition');
+  });
+
+  test('discovery: group and product paging, the kept session, expiry at the end of the UTC day', async () => {
+    const first = envelopeData<Discovered>(
+      await discover(buyer, 'new', { advertiserId, groupLimit: 2, productsPerGroup: 2 }),
+    );
+    assert.equal(first.totalGroups, 3); // the seeded storefronts (River News was replaced: not active)
+    assert.equal(first.productGroups.length, 2);
+    assert.equal(first.hasMoreGroups, true);
+    const total = first.summary.totalProducts;
+    assert.equal(total, 6);
+    const big = first.productGroups[0]!;
+    assert.equal(big.totalProducts, 3);
+    assert.equal(big.products.length, 2);
+    assert.equal(big.hasMoreProducts, true);
+    assert.equal(big.products[0]!.quotes[0]!.pricedForDay, '2026-11-24');
+    const rest = envelopeData<Discovered>(
+      await discover(buyer, first.discoveryId, {
+        advertiserId,
+        groupOffset: 2,
+        groupLimit: 2,
+        productOffset: 2,
+        productsPerGroup: 2,
+      }),
+    );
+    assert.equal(rest.discoveryId, first.discoveryId);
+    assert.equal(rest.hasMoreGroups, false);
+    assert.equal(rest.productGroups.length, first.totalGroups - 2);
+    const tail = envelopeData<Discovered>(
+      await discover(buyer, first.discoveryId, {
+        advertiserId,
+        groupLimit: 1,
+        productOffset: 2,
+        productsPerGroup: 2,
+      }),
+    );
+    assert.equal(tail.productGroups[0]!.products.length, 1);
+    assert.equal(tail.productGroups[0]!.hasMoreProducts, false);
+    // Products added later do not shift the kept session.
+    assert.equal(tail.summary.totalProducts, total);
+    const foreign = await discover(buyer, 'dsc_unknown', { advertiserId });
+    assert.equal(foreign.statusCode, 404);
+    // The next UTC day: the session's quotes expired.
+    clock.set(new Date('2026-11-25T00:00:00Z'));
+    const expired = await discover(buyer, first.discoveryId, { advertiserId });
+    assert.equal(expired.statusCode, 409);
+    assert.equal(envelopeError(expired).details?.reason, 'discovery_expired');
+    const fresh = envelopeData<Discovered>(await discover(buyer, 'new', { advertiserId }));
+    assert.equal(fresh.productGroups[0]!.products[0]!.quotes[0]!.pricedForDay, '2026-11-25');
+  });
+});
