@@ -323,12 +323,15 @@ export class ActivationSandbox {
     input: { activationId: string; claimCode: string },
   ) {
     return this.db.transaction(async (tx) => {
-      const [row] = await tx
-        .select({ reg: agentRegistrations, claim: activationClaims })
+      const [locked] = await tx
+        .select()
         .from(agentRegistrations)
-        .innerJoin(activationClaims, eq(activationClaims.registrationId, agentRegistrations.id))
         .where(eq(agentRegistrations.publicId, input.activationId))
-        .for('update', { of: agentRegistrations });
+        .for('update');
+      const [claimRow] = locked
+        ? await tx.select().from(activationClaims).where(eq(activationClaims.registrationId, locked.id))
+        : [];
+      const row = locked && claimRow ? { reg: locked, claim: claimRow } : undefined;
       if (
         !row ||
         row.reg.revokedAt !== null ||
