@@ -4,22 +4,5 @@
  * through this file.
  */
 export { activationContract, activationGuide } from './contract.ts';
-export {
-  CLASS_DECISIONS,
-  classify,
-  decide,
-  FALLBACK_CLASSES,
-  grantsOf,
-  type RouteClass,
-  type RouteRule,
-  SANDBOX_RULES,
-  SANDBOX_STATES,
-  type SandboxState,
-} from './policy.ts';
-export {
-  ABANDONED_AFTER_DAYS,
-  type ActivationRecord,
-  ActivationSandbox,
-  ALLOWANCE_DAYS,
-  anonymousCleanupTask,
-} from './sandbox.ts';
+export { CLASS_DECISIONS, decide, SANDBOX_RULES, SANDBOX_STATES } from './policy.ts';
+export { ActivationSandbox, anonymousCleanupTask } from './sandbox.ts';

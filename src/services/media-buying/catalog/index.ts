@@ -10,15 +10,8 @@ export {
   Catalog,
   type ProductInput,
 } from './catalog.ts';
-export {
-  type AdPlatformAdapter,
-  type DailyDelivery,
-  type DeliveryRequest,
-  DeliveryRunner,
-  SimulatedAdPlatform,
-  simulateDeliveryTask,
-} from './delivery.ts';
-export { type DiscoverInput, Discovery, NEW_DISCOVERY, utcDay } from './discovery.ts';
-export { BuyerLists, DEFAULT_TAKE, LIST_CAPS, type Page, type PageQuery } from './lists.ts';
-export { CURRENCIES, fromMinor, toMinor } from './money.ts';
+export { DeliveryRunner, SimulatedAdPlatform, simulateDeliveryTask } from './delivery.ts';
+export { Discovery, NEW_DISCOVERY } from './discovery.ts';
+export { BuyerLists, DEFAULT_TAKE, LIST_CAPS } from './lists.ts';
+export { CURRENCIES } from './money.ts';
 export * from './views.ts';
