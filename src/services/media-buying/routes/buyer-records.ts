@@ -281,7 +281,7 @@ export function registerBuyerRecordRoutes(app: ServiceApp, ctx: MediaBuyingRoute
             domain: Type.String({
               minLength: 3,
               maxLength: 253,
-              pattern: '^(?=.{3,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
+              pattern: '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
               description: 'The domain of the entity operating the buying (AdCP account.operator)',
             }),
             name: Name,
