@@ -66,6 +66,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       onRequest: [...ctx.anonymous, perAddress],
       schema: {
         operationId: 'registerActivationAgent',
+        security: [],
         tags: ['activation'],
         summary:
           "Anonymous agent registration: the identity provider's signed assertion (10 minutes, single use)",
@@ -108,6 +109,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       onRequest: [...ctx.anonymous, perAddress],
       schema: {
         operationId: 'exchangeActivationAssertion',
+        security: [],
         tags: ['activation'],
         summary:
           'Exchange the assertion for an agent registration credential (`unbound_free`, 30 days) and a claim code',
@@ -222,6 +224,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
     {
       schema: {
         operationId: 'getBuyerActivationContract',
+        security: [],
         tags: ['activation'],
         summary: 'The activation contract (generated from the policy table the service enforces)',
         response: { 200: Type.Unknown() },
@@ -238,6 +241,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
     {
       schema: {
         operationId: 'getActivationGuide',
+        security: [],
         tags: ['activation'],
         summary:
           'The activation guide for people and agents (Markdown, generated from the same policy table)',
