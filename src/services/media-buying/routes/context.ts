@@ -164,14 +164,30 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
         request.routeOptions.url ?? '',
       );
       if (decision !== 'allow') throw sandboxDenied(decision, caller.sandbox.state, routeClass);
-      if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
+      // An allowed route still applies every other rule of the route: a registration bound to a Buyer Account is
+      // checked like any credential of that account (identity, access, terms, alpha opt-ins); an unbound one acts in
+      // no organization (its granted reads see an empty tenancy) and so has no alpha feature either.
+      if (caller.organization !== null) checkIdentity(guard, caller);
+      await checkTermsAndAlpha(request, guard, caller);
       return;
     }
     checkIdentity(guard, caller);
+    await checkTermsAndAlpha(request, guard, caller);
+  };
+
+  /**
+   * The access, terms and alpha rules of a route (after the identity rules).
+   * @throws ApiError 403 `FORBIDDEN`, `TERMS_ACCEPTANCE_REQUIRED`, `ALPHA_OPT_IN_REQUIRED` (also for a caller acting
+   *   in no organization: only an organization is opted in).
+   */
+  const checkTermsAndAlpha = async (request: FastifyRequest, guard: Guard, caller: Caller) => {
     if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
     if (isUnsafe(request) && !guard.termsExempt && caller.outstandingTerms !== null)
       throw termsAcceptanceRequired(caller.outstandingTerms);
-    if (guard.alpha && !(await deps.organizations.hasAlpha(caller.organization!.id, guard.alpha)))
+    if (
+      guard.alpha &&
+      (caller.organization === null || !(await deps.organizations.hasAlpha(caller.organization.id, guard.alpha)))
+    )
       throw alphaOptInRequired(guard.alpha);
   };
 

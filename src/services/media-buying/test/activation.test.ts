@@ -154,8 +154,17 @@ describe('media buying part 2: the activation sandbox', () => {
       });
       const decision = CLASS_DECISIONS[routeClass];
       if (decision === 'allow') {
-        assert.notEqual(res.statusCode, 403, `${state} ${method} ${url}: ${res.body}`);
-        assert.ok(res.statusCode < 500, res.body);
+        // An allowed route still applies its other rules: the measurement-engine lists are an alpha feature the
+        // account is not opted into (an unbound registration acts in no account at all); one advertiser of the demo
+        // account is another tenant's until the registration is claimed into it.
+        if (url.includes('/measurement-engine/')) {
+          assert.equal(res.statusCode, 403, `${state} ${method} ${url}: ${res.body}`);
+          if (method !== 'HEAD') assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED', `${state} ${url}`);
+        } else if (url.startsWith('/api/v2/buyer/advertisers/') && state !== 'customer_bound') {
+          assert.equal(res.statusCode, 404, `${state} ${method} ${url}: ${res.body}`);
+        } else {
+          assert.equal(res.statusCode, 200, `${state} ${method} ${url}: ${res.body}`);
+        }
       } else {
         assert.equal(res.statusCode, 403, `${state} ${method} ${url}: ${res.body}`);
         const error = envelopeError(res);
@@ -260,6 +269,15 @@ describe('media buying part 2: the activation sandbox', () => {
       [h.demo.advertiserId],
     );
     await walk(agent.accessToken, 'customer_bound');
+    // Once the account is opted into the alpha, the claimed registration reads its measurement-engine lists.
+    await h.ops({
+      method: 'PUT',
+      url: `/_ops/organizations/${h.demo.organizationId}/alpha/measurement-engine`,
+    });
+    for (const kind of ['studies', 'event-sources']) {
+      const res = await h.bearer(agent.accessToken, { url: `/api/v2/buyer/measurement-engine/${kind}` });
+      assert.equal(res.statusCode, 200, res.body);
+    }
     // Another account cannot take it over; the same account claiming again gets the record.
     const other = await h.createOrganization('buyer', 'Other Buyer');
     await h.addMember(other, 'other-claimer@example.com', 'admin');
@@ -287,7 +305,14 @@ describe('media buying part 2: the activation sandbox', () => {
           method: method as 'GET',
           url: grant.path.replace(':advertiserId', h.demo.advertiserId),
         });
-        assert.notEqual(res.statusCode, 403, `${method} ${grant.path}`);
+        // Allowed by the sandbox; the route's own rules still apply (an alpha, another tenant's advertiser).
+        const expected = grant.path.includes('/measurement-engine/')
+          ? 403
+          : grant.path.includes(':advertiserId')
+            ? 404
+            : 200;
+        assert.equal(res.statusCode, expected, `${method} ${grant.path}: ${res.body}`);
+        if (expected === 403 && method === 'GET') assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
       }
     }
     let called = 0;
