@@ -1,23 +1,39 @@
 /**
  * Product discovery (spec "Lists and discovery": `POST /api/v2/buyer/discovery/{discoveryId}/discover-products`).
  *
- * - **A session starts** when `discoveryId` is `new`: the active products of every active storefront are grouped by
- *   storefront (storefronts in creation order, products in creation order) and the grouping is kept as a
- *   `discovery_sessions` row (`dsc_` id). Later calls with that id page through the same groups, so pages never
- *   shift while sellers add products.
- * - **Quotes are priced for the UTC day** the session started (`quote.pricedForDay`); the session expires at the end
+ * - **A session starts** when `discoveryId` is `new`: the active products of every active storefront (at most
+ *   {@link MAX_DISCOVERY_PRODUCTS}) are grouped by storefront (storefronts in creation order, products in creation
+ *   order) and kept: a `discovery_sessions` row (`dsc_` id) and one `discovery_quotes` row (`dqt_` quote id) per
+ *   product, holding the product and storefront as they were and each pricing option's price. Later calls with that
+ *   id page through these rows only, so pages never shift while sellers add products and prices never move.
+ * - **Quotes are fixed for the UTC day** the session started (`quote.pricedForDay`); the session expires at the end
  *   of that day (`expiresAt`, 00:00 UTC next), after which its id answers 409 `CONFLICT` (`discovery_expired`):
- *   rerun discovery. Part 3 refuses an expired quote with `FX_QUOTE_EXPIRED`.
- * - Paging: `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group.
+ *   rerun discovery. Part 3 refuses an expired quote id with `FX_QUOTE_EXPIRED`. Expired sessions are pruned hourly.
+ * - **Unavailable products**: a product archived, or whose storefront was archived or replaced, after the session
+ *   started stays in its place (pages do not shift) with `available: false`; its quotes are not offered (`quotes: []`).
+ * - Paging: `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group. A page
+ *   of a kept session is two prepared queries (the session with its advertiser and operator identity; the page).
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
-import { discoverySessions, organizations, products, storefronts } from '../db/schema.ts';
-import { conflict, notFound, semanticValidation } from '../media-buying-errors.ts';
+import {
+  advertisers,
+  buyerOperatorIdentities,
+  type DiscoveryQuoteOption,
+  discoveryQuotes,
+  discoverySessions,
+  organizations,
+  products,
+  storefronts,
+} from '../db/schema.ts';
+import { buyerSetupRequired, conflict, notFound, semanticValidation } from '../media-buying-errors.ts';
 import type { Catalog } from './catalog.ts';
 import { productView } from './views.ts';
+
+/** The most products one discovery session keeps (the rest of a larger catalog is not offered; documented). */
+export const MAX_DISCOVERY_PRODUCTS = 5_000;
 
 /** The path value that starts a new session. */
 export const NEW_DISCOVERY = 'new';
@@ -39,6 +55,7 @@ export function utcDay(at: Date): string {
 /** Discovery sessions and their pages (module comment). */
 export class Discovery {
   private readonly sessionQuery;
+  private readonly pageQuery;
 
   constructor(
     private readonly db: Db,
@@ -46,8 +63,17 @@ export class Discovery {
     private readonly catalog: Catalog,
   ) {
     this.sessionQuery = db
-      .select()
+      .select({
+        session: discoverySessions,
+        advertiserPublicId: advertisers.publicId,
+        operatorDomain: buyerOperatorIdentities.domain,
+      })
       .from(discoverySessions)
+      .innerJoin(advertisers, eq(advertisers.id, discoverySessions.advertiserId))
+      .leftJoin(
+        buyerOperatorIdentities,
+        eq(buyerOperatorIdentities.organizationId, discoverySessions.organizationId),
+      )
       .where(
         and(
           eq(discoverySessions.publicId, sql.placeholder('id')),
@@ -56,6 +82,29 @@ export class Discovery {
       )
       .limit(1)
       .prepare('mb_discovery_session');
+    this.pageQuery = db
+      .select({
+        quoteId: discoveryQuotes.publicId,
+        groupIndex: discoveryQuotes.groupIndex,
+        product: discoveryQuotes.product,
+        storefront: discoveryQuotes.storefront,
+        options: discoveryQuotes.options,
+        available: sql<boolean>`(${products.status} = 'active' and ${storefronts.status} = 'active')`,
+      })
+      .from(discoveryQuotes)
+      .innerJoin(products, eq(products.id, discoveryQuotes.productId))
+      .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
+      .where(
+        and(
+          eq(discoveryQuotes.sessionId, sql.placeholder('sessionId')),
+          gte(discoveryQuotes.groupIndex, sql.placeholder('groupFrom')),
+          lt(discoveryQuotes.groupIndex, sql.placeholder('groupTo')),
+          gte(discoveryQuotes.position, sql.placeholder('productFrom')),
+          lt(discoveryQuotes.position, sql.placeholder('productTo')),
+        ),
+      )
+      .orderBy(asc(discoveryQuotes.groupIndex), asc(discoveryQuotes.position))
+      .prepare('mb_discovery_page');
   }
 
   /**
@@ -65,28 +114,28 @@ export class Discovery {
    */
   async discover(organizationId: number, discoveryId: string, input: DiscoverInput) {
     const now = this.clock.now();
-    // An unknown or another account's session is 404 before anything else (its existence never leaks).
-    const [existing] =
-      discoveryId === NEW_DISCOVERY
-        ? []
-        : await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
-    if (discoveryId !== NEW_DISCOVERY && !existing) throw notFound('Discovery', discoveryId);
-    await this.catalog.requireBuyerSetup(organizationId);
     let session: typeof discoverySessions.$inferSelect;
     let advertiserPublicId = input.advertiserId;
     if (discoveryId === NEW_DISCOVERY) {
+      await this.catalog.requireBuyerSetup(organizationId);
       const advertiser = await this.catalog.advertiser(organizationId, input.advertiserId);
       advertiserPublicId = advertiser.publicId;
       session = await this.start(organizationId, advertiser.id, now);
     } else {
-      const found = existing!;
-      if (found.expiresAt <= now)
+      // An unknown or another account's session is 404 before anything else (its existence never leaks).
+      const [found] = await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
+      if (!found) throw notFound('Discovery', discoveryId);
+      if (found.operatorDomain === null) throw buyerSetupRequired('missing_operator_identity');
+      if (this.catalog.isPlatformDomain(found.operatorDomain))
+        throw buyerSetupRequired('platform_operator_not_allowed');
+      if (found.session.expiresAt <= now)
         throw conflict('This discovery priced its quotes for an earlier UTC day; start a new discovery.', {
           reason: 'discovery_expired',
-          expiredAt: found.expiresAt.toISOString(),
+          expiredAt: found.session.expiresAt.toISOString(),
         });
-      const advertiser = await this.catalog.advertiser(organizationId, input.advertiserId);
-      if (advertiser.id !== found.advertiserId)
+      if (found.advertiserPublicId !== input.advertiserId) {
+        // Another advertiser of this account is a 422; an unknown one stays a 404.
+        await this.catalog.advertiser(organizationId, input.advertiserId);
         throw semanticValidation([
           {
             field: 'advertiserId',
@@ -94,53 +143,36 @@ export class Discovery {
             message: 'must be the advertiser the discovery started with',
           },
         ]);
-      session = found;
+      }
+      session = found.session;
     }
     const groups = session.groups.slice(input.groupOffset, input.groupOffset + input.groupLimit);
-    const wanted = groups.flatMap((g) =>
-      g.productIds.slice(input.productOffset, input.productOffset + input.productsPerGroup),
-    );
     const rows =
-      wanted.length === 0
+      groups.length === 0
         ? []
-        : await this.db
-            .select({ product: products, storefront: storefronts, sellerAccountId: organizations.publicId })
-            .from(products)
-            .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
-            .innerJoin(organizations, eq(organizations.id, storefronts.organizationId))
-            .where(inArray(products.publicId, wanted));
-    const byId = new Map(rows.map((r) => [r.product.publicId, r]));
+        : await this.pageQuery.execute({
+            sessionId: session.id,
+            groupFrom: input.groupOffset,
+            groupTo: input.groupOffset + groups.length,
+            productFrom: input.productOffset,
+            productTo: input.productOffset + input.productsPerGroup,
+          });
     const expiresAt = session.expiresAt.toISOString();
-    const productGroups = groups.map((g) => {
-      const ids = g.productIds.slice(input.productOffset, input.productOffset + input.productsPerGroup);
-      const first = byId.get(ids[0] ?? '');
+    const productGroups = groups.map((g, i) => {
+      const inGroup = rows.filter((r) => r.groupIndex === input.groupOffset + i);
       return {
         groupId: g.storefrontId,
-        storefront: first
-          ? {
-              id: first.storefront.publicId,
-              name: first.storefront.name,
-              currency: first.storefront.currency,
-              sellerAccountId: first.sellerAccountId,
-            }
-          : { id: g.storefrontId, name: null, currency: null, sellerAccountId: null },
-        totalProducts: g.productIds.length,
-        hasMoreProducts: input.productOffset + ids.length < g.productIds.length,
-        products: ids
-          .map((id) => byId.get(id))
-          .filter((r) => r !== undefined)
-          .map((r) => ({
-            ...productView(r.product, r.storefront.publicId),
-            quotes: r.product.pricingOptions.map((o) => ({
-              pricingOptionId: o.pricingOptionId,
-              pricingModel: o.pricingModel,
-              price: o.fixedPrice ?? o.floorPrice ?? null,
-              priceType: o.fixedPrice !== undefined ? 'fixed' : 'floor',
-              currency: o.currency,
-              pricedForDay: session.quoteDay,
-              expiresAt,
-            })),
-          })),
+        storefront: g.storefront,
+        totalProducts: g.totalProducts,
+        hasMoreProducts: input.productOffset + inGroup.length < g.totalProducts,
+        products: inGroup.map((r) => ({
+          ...r.product,
+          quoteId: r.quoteId,
+          available: r.available,
+          quotes: r.available
+            ? r.options.map((o) => ({ ...o, pricedForDay: session.quoteDay, expiresAt }))
+            : [],
+        })),
       };
     });
     return {
@@ -150,42 +182,84 @@ export class Discovery {
       totalGroups: session.groups.length,
       hasMoreGroups: input.groupOffset + groups.length < session.groups.length,
       summary: {
-        totalProducts: session.groups.reduce((n, g) => n + g.productIds.length, 0),
+        totalProducts: session.groups.reduce((n, g) => n + g.totalProducts, 0),
         pricedForDay: session.quoteDay,
         expiresAt,
       },
     };
   }
 
-  /** Starts a session: the grouping of the active catalog now, priced for today's UTC day. */
+  /**
+   * Starts a session: the active catalog now, its quotes fixed for today's UTC day, written in one transaction.
+   */
   private async start(organizationId: number, advertiserId: number, now: Date) {
     const rows = await this.db
-      .select({ storefrontId: storefronts.publicId, productId: products.publicId })
+      .select({ product: products, storefront: storefronts, sellerAccountId: organizations.publicId })
       .from(products)
       .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
+      .innerJoin(organizations, eq(organizations.id, storefronts.organizationId))
       .where(and(eq(products.status, 'active'), eq(storefronts.status, 'active')))
-      .orderBy(asc(storefronts.id), asc(products.id));
-    const groups: { storefrontId: string; productIds: string[] }[] = [];
+      .orderBy(asc(storefronts.id), asc(products.id))
+      .limit(MAX_DISCOVERY_PRODUCTS);
+    const groups: DiscoveryGroup[] = [];
+    const quotes: Omit<typeof discoveryQuotes.$inferInsert, 'sessionId'>[] = [];
     for (const r of rows) {
-      const last = groups.at(-1);
-      if (last?.storefrontId === r.storefrontId) last.productIds.push(r.productId);
-      else groups.push({ storefrontId: r.storefrontId, productIds: [r.productId] });
+      let last = groups.at(-1);
+      if (last?.storefrontId !== r.storefront.publicId) {
+        last = {
+          storefrontId: r.storefront.publicId,
+          storefront: {
+            id: r.storefront.publicId,
+            name: r.storefront.name,
+            currency: r.storefront.currency,
+            sellerAccountId: r.sellerAccountId,
+          },
+          totalProducts: 0,
+        };
+        groups.push(last);
+      }
+      quotes.push({
+        publicId: prefixedHexId('dqt'),
+        groupIndex: groups.length - 1,
+        position: last.totalProducts,
+        productId: r.product.id,
+        product: productView(r.product, r.storefront.publicId),
+        storefront: last.storefront,
+        options: r.product.pricingOptions.map(
+          (o): DiscoveryQuoteOption => ({
+            pricingOptionId: o.pricingOptionId,
+            pricingModel: o.pricingModel,
+            price: o.fixedPrice ?? o.floorPrice ?? null,
+            priceType: o.fixedPrice !== undefined ? 'fixed' : 'floor',
+            currency: o.currency,
+          }),
+        ),
+      });
+      last.totalProducts += 1;
     }
     const day = utcDay(now);
     const expiresAt = new Date(`${day}T00:00:00.000Z`);
     expiresAt.setUTCDate(expiresAt.getUTCDate() + 1);
-    const [session] = await this.db
-      .insert(discoverySessions)
-      .values({
-        publicId: prefixedHexId('dsc'),
-        organizationId,
-        advertiserId,
-        quoteDay: day,
-        groups,
-        createdAt: now,
-        expiresAt,
-      })
-      .returning();
-    return session!;
+    return this.db.transaction(async (tx) => {
+      const [session] = await tx
+        .insert(discoverySessions)
+        .values({
+          publicId: prefixedHexId('dsc'),
+          organizationId,
+          advertiserId,
+          quoteDay: day,
+          groups,
+          createdAt: now,
+          expiresAt,
+        })
+        .returning();
+      for (let i = 0; i < quotes.length; i += 500)
+        await tx
+          .insert(discoveryQuotes)
+          .values(quotes.slice(i, i + 500).map((q) => ({ ...q, sessionId: session!.id })));
+      return session!;
+    });
   }
 }
+
+type DiscoveryGroup = (typeof discoverySessions.$inferSelect)['groups'][number];

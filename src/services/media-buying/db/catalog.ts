@@ -470,12 +470,77 @@ export const discoverySessions = mediaBuying.table(
       .notNull()
       .references(() => advertisers.id),
     quoteDay: date('quote_day', { mode: 'string' }).notNull(),
-    /** The groups: storefront public id and the product public ids, in order. */
-    groups: jsonb('groups').$type<{ storefrontId: string; productIds: string[] }[]>().notNull(),
+    /** The groups in order: the storefront (as it was at the start) and how many products it has in the session. */
+    groups: jsonb('groups')
+      .$type<
+        {
+          storefrontId: string;
+          storefront: { id: string; name: string; currency: string; sellerAccountId: string };
+          totalProducts: number;
+        }[]
+      >()
+      .notNull(),
     createdAt: at('created_at').notNull(),
     expiresAt: at('expires_at').notNull(),
   },
-  (t) => [index('discovery_sessions_org_idx').on(t.organizationId, t.expiresAt)],
+  (t) => [
+    index('discovery_sessions_org_idx').on(t.organizationId, t.expiresAt),
+    index('discovery_sessions_expires_idx').on(t.expiresAt),
+  ],
+);
+
+/** A quote as fixed when a discovery session starts: one pricing option's price, in decimal major units. */
+export interface DiscoveryQuoteOption {
+  pricingOptionId: string;
+  pricingModel: (typeof PRICING_MODELS)[number];
+  price: number | null;
+  priceType: 'fixed' | 'floor';
+  currency: string;
+}
+
+/** A product as a discovery session saw it (the REST product view: camelCase, instants as ISO strings). */
+export interface DiscoveryProductSnapshot {
+  productId: string;
+  storefrontId: string;
+  name: string;
+  description: string;
+  deliveryType: (typeof DELIVERY_TYPES)[number];
+  channels: string[];
+  formatIds: FormatId[];
+  publisherProperties: PublisherProperty[];
+  pricingOptions: PricingOption[];
+  status: (typeof PRODUCT_STATUSES)[number];
+  createdAt: string;
+}
+
+/**
+ * The quotes (`dqt_`) of a discovery session: one row per product it found, fixed for the session's UTC day (the
+ * product and its storefront as they were at the start, and each pricing option's price). Pages are served from
+ * these rows; part 3 refuses a quote id past its session's `expires_at` with `FX_QUOTE_EXPIRED`. Removed with the
+ * session.
+ */
+export const discoveryQuotes = mediaBuying.table(
+  'discovery_quotes',
+  {
+    id: id(),
+    publicId: text('public_id').notNull().unique(),
+    sessionId: ref('session_id')
+      .notNull()
+      .references(() => discoverySessions.id, { onDelete: 'cascade' }),
+    groupIndex: integer('group_index').notNull(),
+    position: integer('position').notNull(),
+    productId: ref('product_id')
+      .notNull()
+      .references(() => products.id),
+    /** The product's view when the session started (`productView`). */
+    product: jsonb('product').$type<DiscoveryProductSnapshot>().notNull(),
+    /** The storefront when the session started. */
+    storefront: jsonb('storefront')
+      .$type<{ id: string; name: string; currency: string; sellerAccountId: string }>()
+      .notNull(),
+    options: jsonb('options').$type<DiscoveryQuoteOption[]>().notNull(),
+  },
+  (t) => [uniqueIndex('discovery_quotes_page_idx').on(t.sessionId, t.groupIndex, t.position)],
 );
 
 /**

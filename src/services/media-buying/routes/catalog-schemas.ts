@@ -284,7 +284,17 @@ export const DiscoveryResult = Type.Object({
       }),
       totalProducts: Type.Integer(),
       hasMoreProducts: Type.Boolean(),
-      products: Type.Array(Type.Object({ ...ProductFields, quotes: Type.Array(Quote) })),
+      products: Type.Array(
+        Type.Object({
+          ...ProductFields,
+          quoteId: Type.String({ description: '`dqt_` + 32 hex: this product\'s quotes in this session' }),
+          available: Type.Boolean({
+            description:
+              'False when the product, or its storefront, was archived or replaced after the session started: it keeps its place and offers no quote',
+          }),
+          quotes: Type.Array(Quote),
+        }),
+      ),
     }),
   ),
   totalGroups: Type.Integer(),

@@ -26,8 +26,10 @@ interface Discovered {
     hasMoreProducts: boolean;
     products: {
       productId: string;
+      quoteId: string;
+      available: boolean;
       pricingOptions: { pricingOptionId: string }[];
-      quotes: { pricedForDay: string }[];
+      quotes: { pricedForDay: string; pricingOptionId: string; price: number | null }[];
     }[];
   }[];
   totalGroups: number;
@@ -326,8 +328,62 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
     );
     assert.equal(tail.productGroups[0]!.products.length, 1);
     assert.equal(tail.productGroups[0]!.hasMoreProducts, false);
-    // Products added later do not shift the kept session.
     assert.equal(tail.summary.totalProducts, total);
+
+    // The kept session is fixed: after a seller adds a product, reprices one, archives one and archives a
+    // storefront, the same pages answer the same products, quote ids and prices; what became unavailable keeps its
+    // place with no quote.
+    const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    const page = async () =>
+      envelopeData<Discovered>(
+        await discover(buyer, first.discoveryId, { advertiserId, groupLimit: 50, productsPerGroup: 50 }),
+      );
+    const before = await page();
+    const [repriced, archived] = before.productGroups[0]!.products;
+    const quoted = repriced!.quotes[0]!;
+    await pool.query(
+      `insert into media_buying.products (public_id, organization_id, storefront_id, sales_agent_id, name, description,
+         delivery_type, channels, format_ids, publisher_properties, pricing_options, status, created_at, updated_at)
+       select 'prd_' || md5(random()::text), organization_id, storefront_id, sales_agent_id, 'Added later', description,
+         delivery_type, channels, format_ids, publisher_properties, pricing_options, 'active', created_at, updated_at
+       from media_buying.products where public_id = $1`,
+      [repriced!.productId],
+    );
+    await pool.query(
+      `update media_buying.products set pricing_options = jsonb_set(pricing_options, '{0,fixedPrice}', '999')
+       where public_id = $1`,
+      [repriced!.productId],
+    );
+    await pool.query(`update media_buying.products set status = 'archived' where public_id = $1`, [
+      archived!.productId,
+    ]);
+    const closedStorefront = before.productGroups[1]!.storefront.id;
+    await pool.query(`update media_buying.storefronts set status = 'archived' where public_id = $1`, [
+      closedStorefront,
+    ]);
+    const after = await page();
+    assert.equal(after.summary.totalProducts, total, 'a product added later does not shift the kept session');
+    assert.deepEqual(
+      after.productGroups.map((g) => g.products.map((p) => [p.productId, p.quoteId])),
+      before.productGroups.map((g) => g.products.map((p) => [p.productId, p.quoteId])),
+    );
+    const keptQuote = after.productGroups[0]!.products[0]!.quotes[0]!;
+    assert.deepEqual([keptQuote.pricingOptionId, keptQuote.price], [quoted.pricingOptionId, quoted.price]);
+    assert.notEqual(quoted.price, 999);
+    const gone = after.productGroups[0]!.products[1]!;
+    assert.deepEqual([gone.productId, gone.available, gone.quotes], [archived!.productId, false, []]);
+    for (const p of after.productGroups[1]!.products) assert.deepEqual([p.available, p.quotes], [false, []]);
+    assert.ok(after.productGroups[2]!.products.every((p) => p.available && p.quotes.length > 0));
+    // A new session sees the catalog as it is now: the added product and the new price, without the archived ones.
+    const now = envelopeData<Discovered>(
+      await discover(buyer, 'new', { advertiserId, groupLimit: 50, productsPerGroup: 50 }),
+    );
+    assert.equal(now.totalGroups, first.totalGroups - 1);
+    assert.ok(!now.productGroups.some((g) => g.storefront.id === closedStorefront));
+    const fresh0 = now.productGroups[0]!.products;
+    assert.equal(fresh0.find((p) => p.productId === repriced!.productId)?.quotes[0]?.price, 999);
+    assert.ok(!fresh0.some((p) => p.productId === archived!.productId));
+    assert.equal(fresh0.length, 3);
     const foreign = await discover(buyer, 'dsc_unknown', { advertiserId });
     assert.equal(foreign.statusCode, 404);
     // The next UTC day: the session's quotes expired.
