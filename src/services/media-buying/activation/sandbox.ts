@@ -368,26 +368,39 @@ export class ActivationSandbox {
 
   /**
    * The anonymous cleanup: a sandbox still `unbound_free` {@link ABANDONED_AFTER_DAYS} days after its exchange (by the
-   * clock) is removed: credential revoked, provider connections and claim code deleted. Anything else is kept.
-   * @returns true when it removed the sandbox.
+   * clock) is removed: credential revoked, provider connections and claim code deleted. Anything else is kept. When
+   * the job runs before that moment by the service clock (the job's time is the database's; the two may disagree),
+   * the cleanup is scheduled again under the same job key for the moment it is due (at least a minute later in
+   * database time, so a skew never makes it spin), so an abandoned sandbox is always removed in the end.
+   * @returns `removed`, `kept` (bound, claimed or already revoked), or `rescheduled`.
    */
-  async removeIfAbandoned(activationId: string): Promise<boolean> {
+  async removeIfAbandoned(activationId: string): Promise<'removed' | 'kept' | 'rescheduled'> {
     return this.db.transaction(async (tx) => {
       const [reg] = await tx
         .select()
         .from(agentRegistrations)
         .where(eq(agentRegistrations.publicId, activationId))
         .for('update');
-      if (reg?.state !== 'unbound_free' || reg.revokedAt !== null) return false;
+      if (reg?.state !== 'unbound_free' || reg.revokedAt !== null) return 'kept';
       const now = this.clock.now();
-      if (now.getTime() < reg.createdAt.getTime() + ABANDONED_AFTER_DAYS * DAY_MS) return false;
+      const dueAt = reg.createdAt.getTime() + ABANDONED_AFTER_DAYS * DAY_MS;
+      if (now.getTime() < dueAt) {
+        const [db] = (await tx.execute(sql`select now() as "now"`)).rows as { now: string | Date }[];
+        const floor = new Date(db!.now).getTime() + 60_000;
+        await anonymousCleanupTask.enqueue(
+          tx,
+          { activationId: reg.publicId },
+          { runAt: new Date(Math.max(dueAt, floor)), jobKey: reg.publicId },
+        );
+        return 'rescheduled';
+      }
       await tx
         .delete(activationProviderConnections)
         .where(eq(activationProviderConnections.registrationId, reg.id));
       await tx.delete(activationClaims).where(eq(activationClaims.registrationId, reg.id));
       await tx.update(agentRegistrations).set({ revokedAt: now }).where(eq(agentRegistrations.id, reg.id));
       await this.audit(tx, null, 'activation.abandoned_removed', reg.publicId, {});
-      return true;
+      return 'removed';
     });
   }
 

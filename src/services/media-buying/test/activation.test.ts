@@ -373,11 +373,13 @@ describe('media buying part 2: the activation sandbox', () => {
     clock.set(start + 6 * DAY);
     await due();
     assert.equal((await probe(abandoned.accessToken)).statusCode, 200, 'not abandoned before 7 days');
-    await pool.query(
-      `select graphile_worker.add_job('media-buying:activation-cleanup', json_build_object('activationId', $1::text),
-        job_key => $2)`,
-      [abandoned.activationId, `media-buying:activation-cleanup:${abandoned.activationId}`],
+    // Run too early by the service clock, the cleanup scheduled itself again under its key (no job added here).
+    const again = await pool.query(
+      'select run_at from graphile_worker.jobs where key = $1 and attempts = 0 and locked_at is null',
+      [`media-buying:activation-cleanup:${abandoned.activationId}`],
     );
+    assert.equal(again.rows.length, 1, 'the early cleanup re-enqueued itself');
+    assert.ok((again.rows[0] as { run_at: Date }).run_at.getTime() >= start + 7 * DAY);
     clock.set(start + 7 * DAY);
     await due();
     assert.equal((await probe(abandoned.accessToken)).statusCode, 401, 'removed after 7 days unbound');
