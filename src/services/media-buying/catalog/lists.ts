@@ -21,6 +21,8 @@ import {
   mediaBuys,
   organizations,
   packages,
+  products,
+  salesAgents,
   storefronts,
   testCohorts,
   users,
@@ -32,6 +34,8 @@ import {
   creativeView,
   humanFeedbackView,
   measurementView,
+  mediaBuyView,
+  packageView,
   testCohortView,
 } from './views.ts';
 
@@ -259,6 +263,41 @@ export class BuyerLists {
         .from(campaigns)
         .where(eq(campaigns.organizationId, org))
         .prepare('mb_count_campaigns'),
+      mediaBuys: db
+        .select({
+          buy: mediaBuys,
+          advertiserId: advertisers.publicId,
+          campaignId: campaigns.publicId,
+          storefrontId: storefronts.publicId,
+          salesAgentId: salesAgents.publicId,
+          sellerAccountId: seller.publicId,
+          accountId: advertiserAccounts.publicId,
+          total,
+        })
+        .from(mediaBuys)
+        .innerJoin(advertisers, eq(advertisers.id, mediaBuys.advertiserId))
+        .innerJoin(campaigns, eq(campaigns.id, mediaBuys.campaignId))
+        .innerJoin(storefronts, eq(storefronts.id, mediaBuys.storefrontId))
+        .innerJoin(salesAgents, eq(salesAgents.id, mediaBuys.salesAgentId))
+        .innerJoin(seller, eq(seller.id, mediaBuys.sellerOrganizationId))
+        .leftJoin(advertiserAccounts, eq(advertiserAccounts.id, mediaBuys.advertiserAccountId))
+        .where(eq(mediaBuys.organizationId, org))
+        .orderBy(asc(mediaBuys.id))
+        .limit(take)
+        .offset(skip)
+        .prepare('mb_list_media_buys'),
+      mediaBuysCount: db
+        .select({ n: count() })
+        .from(mediaBuys)
+        .where(eq(mediaBuys.organizationId, org))
+        .prepare('mb_count_media_buys'),
+      packagesOf: db
+        .select({ pkg: packages, productId: products.publicId })
+        .from(packages)
+        .innerJoin(products, eq(products.id, packages.productId))
+        .where(sql`${packages.mediaBuyId} = any(${sql.placeholder('ids')}::bigint[])`)
+        .orderBy(asc(packages.mediaBuyId), asc(packages.id))
+        .prepare('mb_list_media_buy_packages'),
     };
   }
 
@@ -374,6 +413,36 @@ export class BuyerLists {
       q,
       () => this.counted(this.q.linksCount, p),
       (r) => advertiserAccountView(r.row, r),
+    );
+  }
+
+  /**
+   * Media buys of the Buyer Account with their packages and persisted seller account, in creation order (two
+   * prepared queries: the page with its total, then the packages of that page).
+   */
+  async mediaBuys(q: PageQuery) {
+    const p = this.params(q);
+    const rows = await this.q.mediaBuys.execute(p);
+    const pkgs =
+      rows.length === 0
+        ? []
+        : await this.q.packagesOf.execute({ ids: `{${rows.map((r) => r.buy.id).join(',')}}` });
+    const byBuy = new Map<number, typeof pkgs>();
+    for (const k of pkgs) {
+      const list = byBuy.get(k.pkg.mediaBuyId) ?? [];
+      list.push(k);
+      byBuy.set(k.pkg.mediaBuyId, list);
+    }
+    return paged(
+      rows,
+      q,
+      () => this.counted(this.q.mediaBuysCount, p),
+      (r) =>
+        mediaBuyView(
+          r.buy,
+          r,
+          (byBuy.get(r.buy.id) ?? []).map((k) => packageView(k.pkg, k.productId, r.buy.currency)),
+        ),
     );
   }
 

@@ -10,6 +10,7 @@ import type { ServiceApp } from '../../../platform/http.ts';
 import { Int4 } from '../../../platform/schemas.ts';
 import {
   type Acting,
+  advertiserAccountView,
   campaignView,
   DEFAULT_TAKE,
   humanFeedbackView,
@@ -199,6 +200,58 @@ export function registerBuyerRecordRoutes(app: ServiceApp, ctx: MediaBuyingRoute
     AdvertiserAccount,
     LIST_CAPS.advertiserAccounts,
     (_r, p) => lists.advertiserAccounts(p),
+  );
+  app.post(
+    '/api/v2/buyer/advertiser-accounts',
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'requestAdvertiserAccount',
+        tags: ['buyer'],
+        summary:
+          'Request an account link of an advertiser with a storefront (pending_approval until the seller decides); an existing link is answered unchanged (200)',
+        security,
+        body: Type.Object(
+          { advertiserId: PublicId, storefrontId: PublicId, name: Type.Optional(Name) },
+          {
+            additionalProperties: false,
+            examples: [
+              {
+                advertiserId: 'adv_00000000000000000000000000000000',
+                storefrontId: 'sf_00000000000000000000000000000000',
+              },
+            ],
+          },
+        ),
+        response: {
+          200: Envelope(AdvertiserAccount),
+          201: Envelope(AdvertiserAccount),
+          ...buyingErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const acting = actingOf(ctx.caller(request));
+      const b = request.body;
+      const { row, action } = await db.transaction((tx) =>
+        catalog.requestAccountLink(tx, acting, {
+          advertiserId: b.advertiserId,
+          storefrontId: b.storefrontId,
+          name: b.name?.trim(),
+        }),
+      );
+      return reply
+        .code(action === 'created' ? 201 : 200)
+        .send(ctx.ok(advertiserAccountView(row, await catalog.accountLinkRefs(row.id))));
+    },
+  );
+  list(
+    '/api/v2/buyer/media-buys',
+    'listMediaBuys',
+    'Media buys with their packages and persisted seller account, in creation order',
+    MediaBuy,
+    LIST_CAPS.mediaBuys,
+    (_r, p) => lists.mediaBuys(p),
   );
   list(
     '/api/v2/buyer/campaigns',

@@ -287,7 +287,7 @@ export const DiscoveryResult = Type.Object({
       products: Type.Array(
         Type.Object({
           ...ProductFields,
-          quoteId: Type.String({ description: '`dqt_` + 32 hex: this product\'s quotes in this session' }),
+          quoteId: Type.String({ description: "`dqt_` + 32 hex: this product's quotes in this session" }),
           available: Type.Boolean({
             description:
               'False when the product, or its storefront, was archived or replaced after the session started: it keeps its place and offers no quote',

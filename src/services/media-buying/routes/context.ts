@@ -186,7 +186,8 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
       throw termsAcceptanceRequired(caller.outstandingTerms);
     if (
       guard.alpha &&
-      (caller.organization === null || !(await deps.organizations.hasAlpha(caller.organization.id, guard.alpha)))
+      (caller.organization === null ||
+        !(await deps.organizations.hasAlpha(caller.organization.id, guard.alpha)))
     )
       throw alphaOptInRequired(guard.alpha);
   };

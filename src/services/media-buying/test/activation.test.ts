@@ -159,7 +159,8 @@ describe('media buying part 2: the activation sandbox', () => {
         // account is another tenant's until the registration is claimed into it.
         if (url.includes('/measurement-engine/')) {
           assert.equal(res.statusCode, 403, `${state} ${method} ${url}: ${res.body}`);
-          if (method !== 'HEAD') assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED', `${state} ${url}`);
+          if (method !== 'HEAD')
+            assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED', `${state} ${url}`);
         } else if (url.startsWith('/api/v2/buyer/advertisers/') && state !== 'customer_bound') {
           assert.equal(res.statusCode, 404, `${state} ${method} ${url}: ${res.body}`);
         } else {
@@ -190,6 +191,8 @@ describe('media buying part 2: the activation sandbox', () => {
     await expect('GET', '/api/v2/buyer/campaigns', 'other_tenant');
     await expect('POST', '/api/v2/storefront/storefronts', 'other_tenant');
     await expect('POST', '/api/v2/buyer/media-buys', 'spend');
+    await expect('GET', '/api/v2/buyer/media-buys', 'other_tenant');
+    await expect('POST', '/api/v2/buyer/advertiser-accounts', 'mutation');
     return checked;
   }
 
@@ -312,7 +315,8 @@ describe('media buying part 2: the activation sandbox', () => {
             ? 404
             : 200;
         assert.equal(res.statusCode, expected, `${method} ${grant.path}: ${res.body}`);
-        if (expected === 403 && method === 'GET') assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
+        if (expected === 403 && method === 'GET')
+          assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
       }
     }
     let called = 0;

@@ -80,6 +80,10 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
         packages: [{ productId: 'prd_x', pricingOptionId: 'x', budget: 1 }],
       }),
       await discover(buyer, 'new', { advertiserId }),
+      await as(buyer, 'POST', '/api/v2/buyer/advertiser-accounts', {
+        advertiserId,
+        storefrontId: 'sf_00000000000000000000000000000000',
+      }),
     ]) {
       assert.equal(res.statusCode, 409, res.body);
       const error = envelopeError(res);
@@ -290,6 +294,100 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
     const final = await decide('reactivate');
     assert.equal(final.statusCode, 409);
     assert.equal(envelopeError(final).details?.reason, 'illegal_transition');
+  });
+
+  test('a buyer requests an account link over REST; the seller decides it; media buys are an offset list', async () => {
+    const d = envelopeData<Discovered>(await discover(buyer, 'new', { advertiserId }));
+    const storefrontId = d.productGroups.find(
+      (g) => (g.storefront as { sellerAccountId?: string }).sellerAccountId === h.demo.sellerOrganizationId,
+    )!.storefront.id;
+    const request = (body: Record<string, unknown>) =>
+      as(buyer, 'POST', '/api/v2/buyer/advertiser-accounts', body);
+    const created = await request({ advertiserId, storefrontId, name: 'Acme EU' });
+    assert.equal(created.statusCode, 201, created.body);
+    const link = envelopeData<{ accountId: string; status: string; storefrontId: string; operator: string }>(
+      created,
+    );
+    assert.deepEqual([link.status, link.storefrontId], ['pending_approval', storefrontId]);
+    assert.equal(link.operator, 'acme-new.example');
+    const again = await request({ advertiserId, storefrontId });
+    assert.equal(again.statusCode, 200);
+    assert.equal(envelopeData<{ accountId: string }>(again).accountId, link.accountId);
+    assert.equal((await request({ advertiserId, storefrontId: 'sf_unknown' })).statusCode, 404);
+    assert.equal(
+      (await request({ advertiserId: h.demo.advertiserId, storefrontId })).statusCode,
+      404,
+      "another account's advertiser",
+    );
+    assert.equal((await request({ advertiserId, storefrontId, extra: 1 })).statusCode, 400);
+    const listed = envelopeData<{ accountId: string }[]>(
+      await as(buyer, 'GET', '/api/v2/buyer/advertiser-accounts'),
+    );
+    assert.deepEqual(
+      listed.map((a) => a.accountId),
+      [link.accountId],
+    );
+    // The seller sees the request and approves it; the buyer's link follows.
+    const demo = await h.signIn(h.demo.email, h.demo.password);
+    await as(demo, 'POST', '/api/v2/organizations/active', { organizationId: h.demo.sellerOrganizationId });
+    const approved = await as(demo, 'POST', `/api/v2/storefront/account-links/${link.accountId}/decision`, {
+      decision: 'approve',
+    });
+    assert.equal(approved.statusCode, 200, approved.body);
+    const after = envelopeData<{ status: string }[]>(
+      await as(buyer, 'GET', '/api/v2/buyer/advertiser-accounts'),
+    );
+    assert.equal(after[0]!.status, 'active');
+
+    // Media buys: the buy made earlier, with its packages and persisted seller account; paging and caps.
+    const usd = d.productGroups.find((g) => g.storefront.currency === 'USD')!.products[0]!;
+    const campaign = envelopeData<{ id: string }>(
+      await as(buyer, 'POST', '/api/v2/buyer/campaigns', campaignBody(100)),
+    );
+    const second = envelopeData<{ mediaBuyId: string }>(
+      await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+        campaignId: campaign.id,
+        packages: [
+          { productId: usd.productId, pricingOptionId: usd.pricingOptions[0]!.pricingOptionId, budget: 50 },
+        ],
+      }),
+    );
+    type Buys = {
+      data: {
+        mediaBuyId: string;
+        sellerAccountId: string;
+        packages: { productId: string; budget: number }[];
+      }[];
+      meta: { pagination: { skip: number; take: number; total: number; hasMore: boolean } };
+    };
+    const all = (await as(buyer, 'GET', '/api/v2/buyer/media-buys')).json() as Buys;
+    const n = all.meta.pagination.total;
+    assert.ok(n >= 2, 'the buys made in earlier tests and this one');
+    assert.equal(all.data.length, n);
+    assert.equal(all.data.at(-1)!.mediaBuyId, second.mediaBuyId, 'creation order');
+    assert.deepEqual(all.data.at(-1)!.packages, [
+      { ...all.data.at(-1)!.packages[0]!, productId: usd.productId, budget: 50 },
+    ]);
+    assert.ok(all.data.every((b) => b.packages.length >= 1));
+    assert.ok(all.data.every((b) => b.sellerAccountId.length > 0));
+    const firstPage = (await as(buyer, 'GET', '/api/v2/buyer/media-buys?take=1')).json() as Buys;
+    const lastPage = (await as(buyer, 'GET', `/api/v2/buyer/media-buys?take=1&skip=${n - 1}`)).json() as Buys;
+    const past = (await as(buyer, 'GET', `/api/v2/buyer/media-buys?take=1&skip=${n}`)).json() as Buys;
+    assert.deepEqual(firstPage.meta.pagination, { skip: 0, take: 1, total: n, hasMore: true });
+    assert.deepEqual(lastPage.meta.pagination, { skip: n - 1, take: 1, total: n, hasMore: false });
+    assert.deepEqual([past.data, past.meta.pagination.total], [[], n]);
+    assert.deepEqual(
+      [firstPage.data[0]!.mediaBuyId, lastPage.data[0]!.mediaBuyId],
+      [all.data[0]!.mediaBuyId, second.mediaBuyId],
+    );
+    const tooMany = await as(buyer, 'GET', '/api/v2/buyer/media-buys?take=101');
+    assert.equal(tooMany.statusCode, 400);
+    assert.equal(envelopeError(tooMany).code, 'VALIDATION_ERROR');
+    // Another Buyer Account sees only its own.
+    const demoBuys = (
+      await h.bearer(h.demo.apiKey, { url: '/api/v2/buyer/media-buys?take=100' })
+    ).json() as Buys;
+    assert.ok(!demoBuys.data.some((b) => all.data.some((o) => o.mediaBuyId === b.mediaBuyId)));
   });
 
   test('discovery: group and product paging, the kept session, expiry at the end of the UTC day', async () => {
