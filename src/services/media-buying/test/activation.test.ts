@@ -33,6 +33,27 @@ function sampleOf(path: string, advertiserId: string): { method: string; url: st
   }
 }
 
+/** The status an unbound registration gets on a granted read: the route's own rules still apply. */
+function unboundGrantStatus(path: string): number {
+  if (path.includes('/measurement-engine/')) return 403; // an alpha: no organization is opted in
+  if (path.includes(':advertiserId')) return 404; // the demo account's advertiser is another tenant's
+  return 200;
+}
+
+/**
+ * A granted read of an unbound registration: allowed by the sandbox, and the route's own rules still apply (an alpha,
+ * another tenant's advertiser).
+ */
+function assertUnboundGrant(
+  res: { statusCode: number; body: string; json(): unknown },
+  method: string,
+  path: string,
+) {
+  const expected = unboundGrantStatus(path);
+  assert.equal(res.statusCode, expected, `${method} ${path}: ${res.body}`);
+  if (expected === 403 && method === 'GET') assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
+}
+
 describe('media buying part 2: the activation sandbox', () => {
   let h: MediaBuyingHarness;
   const clock = new ManualClock(new Date('2026-11-24T12:00:00Z'));
@@ -301,23 +322,15 @@ describe('media buying part 2: the activation sandbox', () => {
     assert.equal(doc.trial.ttlDays, 30);
     assert.ok(doc.identityProvider.tokenEndpoint.endsWith('/api/v2/activation/token'));
     assert.ok(doc.bindingEndpoint.url.endsWith('/api/v2/buyer/activation/provider-binding'));
-    for (const grant of doc.grants) {
-      if (grant.methods.includes('POST')) continue; // the binding, checked above
-      for (const method of grant.methods) {
-        const res = await h.bearer(agent.accessToken, {
-          method: method as 'GET',
-          url: grant.path.replace(':advertiserId', h.demo.advertiserId),
-        });
-        // Allowed by the sandbox; the route's own rules still apply (an alpha, another tenant's advertiser).
-        const expected = grant.path.includes('/measurement-engine/')
-          ? 403
-          : grant.path.includes(':advertiserId')
-            ? 404
-            : 200;
-        assert.equal(res.statusCode, expected, `${method} ${grant.path}: ${res.body}`);
-        if (expected === 403 && method === 'GET')
-          assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
-      }
+    const reads = doc.grants
+      .filter((g) => !g.methods.includes('POST')) // the binding, checked above
+      .flatMap((g) => g.methods.map((method) => ({ method, path: g.path })));
+    for (const { method, path } of reads) {
+      const res = await h.bearer(agent.accessToken, {
+        method: method as 'GET',
+        url: path.replace(':advertiserId', h.demo.advertiserId),
+      });
+      assertUnboundGrant(res, method, path);
     }
     let called = 0;
     for (const p of doc.prohibitions) {
