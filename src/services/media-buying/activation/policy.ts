@@ -38,7 +38,10 @@ export const CLASS_DECISIONS: Record<RouteClass, 'allow' | SandboxDenial> = {
   mutation: 'write',
 };
 
-/** One rule: a method (`GET` covers `HEAD`) and a route pattern (Fastify's, `:name` params), or a prefix (`*`). */
+/**
+ * One rule: a method (`GET` covers `HEAD`) and a route pattern (Fastify's, `:name` params), or a prefix (`*`). Params
+ * match by position whatever their names (`/advertisers/:id/*` and `/advertisers/:advertiserId/*` are one rule).
+ */
 export interface RouteRule {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | '*';
   /** A route pattern, or a prefix ending in `/*`. */
@@ -122,11 +125,17 @@ export const FALLBACK_CLASSES = {
   safe: 'other_tenant',
 } as const satisfies Record<string, RouteClass>;
 
+/** A route pattern with every `:param` segment reduced to `:` (rules match whatever a route names its params). */
+function normalise(pattern: string): string {
+  return pattern.replace(/\/:[^/]+/g, '/:');
+}
+
 function matches(rule: RouteRule, method: string, path: string): boolean {
   const m = method === 'HEAD' ? 'GET' : method;
   if (rule.method !== '*' && rule.method !== m) return false;
-  if (rule.path.endsWith('/*')) return path.startsWith(rule.path.slice(0, -1));
-  return rule.path === path;
+  const route = normalise(path);
+  if (rule.path.endsWith('/*')) return route.startsWith(normalise(rule.path.slice(0, -1)));
+  return normalise(rule.path) === route;
 }
 
 /**

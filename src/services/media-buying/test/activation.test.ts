@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
 import { CLASS_DECISIONS, SANDBOX_RULES } from '../activation/index.ts';
+import { classify, decide } from '../activation/policy.ts';
 import { sandboxDenialCode } from '../media-buying-errors.ts';
 import {
   envelopeData,
@@ -308,6 +309,52 @@ describe('media buying part 2: the activation sandbox', () => {
     const otherCookie = await h.signInAccepted('other-claimer@example.com', STRONG_PASSWORD);
     assert.equal((await claim(otherCookie, agent.claimCode)).statusCode, 409);
     assert.equal((await claim(owner, agent.claimCode)).statusCode, 200);
+  });
+
+  test('every operation of /openapi.json answers an mbr_ credential as the policy table classifies it', async () => {
+    // Params match by position, whatever the route names them.
+    assert.equal(classify('GET', '/api/v2/buyer/advertisers/:id/campaigns').class, 'nested_advertiser');
+    assert.equal(classify('DELETE', '/api/v2/buyer/advertisers/:a/accounts/:b').class, 'nested_advertiser');
+    assert.equal(classify('GET', '/api/v2/buyer/advertisers/:id').class, 'read');
+    const agent = await enrol('Every route');
+    const doc = (await h.call({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    const sandboxCodes = new Set(
+      (['write', 'foreign_tenancy', 'spend'] as const).map((d) => sandboxDenialCode(d)),
+    );
+    const walked: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      if (path.startsWith('/_ops/')) continue; // the operator's credential, not a customer's
+      for (const [lower, operation] of Object.entries(operations)) {
+        if (lower === 'head' || (Array.isArray(operation.security) && operation.security.length === 0))
+          continue;
+        const method = lower.toUpperCase();
+        const pattern = path.replace(/\{(\w+)\}/g, ':$1');
+        const { decision, routeClass } = decide('unbound_free', method, pattern);
+        const res = await h.bearer(agent.accessToken, {
+          method: method as 'GET',
+          url: path.replace(/\{(\w+)\}/g, 'x_probe'),
+          ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }),
+        });
+        const label = `${method} ${path}: ${res.body}`;
+        if (decision === 'allow') {
+          assert.ok(res.statusCode < 500, label);
+          const code = res.statusCode < 400 ? '' : (envelopeError(res).code ?? '');
+          assert.ok(!sandboxCodes.has(code), label);
+        } else {
+          assert.equal(res.statusCode, 403, label);
+          assert.equal(envelopeError(res).code, sandboxDenialCode(decision), label);
+          assert.deepEqual(
+            envelopeError(res).details,
+            { activationState: 'unbound_free', routeClass },
+            label,
+          );
+        }
+        walked.push(`${method} ${path}`);
+      }
+    }
+    assert.ok(walked.length >= 60, walked.join('\n'));
   });
 
   test('the well-known contract and /auth.md are generated from the enforced table and agree with the routes', async () => {
