@@ -124,8 +124,13 @@ export const mediaBuyingService: ServiceDefinition = {
       publicUrl,
       uiOrigin,
     });
-    // The platform's own domains (never a buyer's operator identity): its public host and its UI host.
-    const platformDomains = () => [new URL(publicUrl()).hostname, new URL(uiOrigin()).hostname];
+    // The platform's own domains (never a buyer's operator identity, nor any subdomain of them): its public host, its
+    // UI host and the configured parent domain of both (MEDIA_BUYING_COOKIE_DOMAIN, the apex the platform runs under).
+    const platformDomains = () => [
+      new URL(publicUrl()).hostname,
+      new URL(uiOrigin()).hostname,
+      ...(config.cookieDomain ? [config.cookieDomain] : []),
+    ];
     const catalog = new Catalog(ctx.db, ctx.clock, organizations, platformDomains);
     const discovery = new Discovery(ctx.db, ctx.clock, catalog);
     const lists = new BuyerLists(ctx.db);

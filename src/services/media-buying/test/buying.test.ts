@@ -50,7 +50,10 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
     as(cookie, 'POST', `/api/v2/buyer/discovery/${id}/discover-products`, body);
 
   before(async () => {
-    h = await startMediaBuying({ clock, env: { MEDIA_BUYING_UI_ORIGIN: UI } });
+    h = await startMediaBuying({
+      clock,
+      env: { MEDIA_BUYING_UI_ORIGIN: UI, MEDIA_BUYING_COOKIE_DOMAIN: 'media-buying.test' },
+    });
     buyerOrg = await h.createOrganization('buyer', 'Acme Agency');
     await h.addMember(buyerOrg, 'acme-admin@example.com', 'admin');
     buyer = await h.signInAccepted('acme-admin@example.com', STRONG_PASSWORD);
@@ -93,7 +96,14 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
   });
 
   test("the platform's own domain is refused, never substituted: platform_operator_not_allowed", async () => {
-    for (const domain of ['app.media-buying.test', 'eu.app.media-buying.test']) {
+    // The UI host, a subdomain of it, the configured parent domain (the apex) and any other host under it.
+    for (const domain of [
+      'app.media-buying.test',
+      'eu.app.media-buying.test',
+      'media-buying.test',
+      'MEDIA-BUYING.test',
+      'api.media-buying.test',
+    ]) {
       const res = await as(buyer, 'PUT', '/api/v2/buyer/setup/operator-identity', { domain, name: 'Us' });
       assert.equal(res.statusCode, 422, res.body);
       assert.equal(envelopeError(res).field, 'domain');
