@@ -32,6 +32,19 @@ const pruneThrottleTask = defineTask(
 );
 
 /**
+ * Every hour: deletes discovery sessions (and their quotes) expired a week ago, and anonymous activation enrolments
+ * never exchanged whose assertion expired a day ago.
+ */
+const pruneCatalogTask = defineTask(
+  'media-buying:prune-discovery-and-enrolments',
+  Type.Object({}),
+  async (_payload, deps: { discovery: Discovery; sandbox: ActivationSandbox }) => {
+    await deps.discovery.prune();
+    await deps.sandbox.pruneEnrolments();
+  },
+);
+
+/**
  * The media-buying service (spec document 000; anchor: an agentic media-buying platform on AdCP 3.x): organizations
  * (Buyer and Seller Accounts) and their people, the built-in identity provider (passwords, sessions), every kind of
  * credential (user, organization-owned and legacy keys, widget tokens, M2M applications with JWT access tokens,
@@ -164,10 +177,12 @@ export const mediaBuyingService: ServiceDefinition = {
         ...identity.tasks,
         simulateDeliveryTask.with({ delivery }),
         anonymousCleanupTask.with({ sandbox }),
+        pruneCatalogTask.with({ discovery, sandbox }),
       ],
       cron: [
         { task: pruneThrottleTask, pattern: '43 * * * *' },
         { task: simulateDeliveryTask, pattern: '7 * * * *' },
+        { task: pruneCatalogTask, pattern: '47 * * * *' },
       ],
       seed: (tx) =>
         seedDemo(tx, {

@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, ne, sql } from 'drizzle-orm';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../../platform/clock.ts';
 import { constantTimeEqual, issueApiKey } from '../../../platform/crypto.ts';
@@ -402,6 +402,21 @@ export class ActivationSandbox {
       await this.audit(tx, null, 'activation.abandoned_removed', reg.publicId, {});
       return 'removed';
     });
+  }
+
+  /**
+   * Deletes anonymous enrolments never exchanged whose assertion expired more than a day ago by the clock (an expired
+   * assertion can no longer be exchanged, so nothing refers to them). @returns how many were deleted.
+   */
+  async pruneEnrolments(): Promise<number> {
+    const before = new Date(this.clock.nowMs() - DAY_MS);
+    const deleted = await this.db
+      .delete(activationEnrolments)
+      .where(
+        and(isNull(activationEnrolments.exchangedAt), lt(activationEnrolments.assertionExpiresAt, before)),
+      )
+      .returning({ id: activationEnrolments.id });
+    return deleted.length;
   }
 
   /** Cancels the scheduled anonymous cleanup of an activation (Graphile Worker `remove_job` by its key). */

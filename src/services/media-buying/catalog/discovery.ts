@@ -32,6 +32,12 @@ import { buyerSetupRequired, conflict, notFound, semanticValidation } from '../m
 import type { Catalog } from './catalog.ts';
 import { productView } from './views.ts';
 
+/**
+ * Days an expired discovery session (and its quotes) is kept before the hourly prune deletes it: long enough for
+ * part 3 to answer a late quote id `FX_QUOTE_EXPIRED` rather than not found.
+ */
+export const EXPIRED_DISCOVERY_KEPT_DAYS = 7;
+
 /** The most products one discovery session keeps (the rest of a larger catalog is not offered; documented). */
 export const MAX_DISCOVERY_PRODUCTS = 5_000;
 
@@ -187,6 +193,19 @@ export class Discovery {
         expiresAt,
       },
     };
+  }
+
+  /**
+   * Deletes the sessions expired more than {@link EXPIRED_DISCOVERY_KEPT_DAYS} days ago by the clock (their quotes go
+   * with them). @returns how many sessions were deleted.
+   */
+  async prune(): Promise<number> {
+    const before = new Date(this.clock.nowMs() - EXPIRED_DISCOVERY_KEPT_DAYS * 86_400_000);
+    const deleted = await this.db
+      .delete(discoverySessions)
+      .where(lt(discoverySessions.expiresAt, before))
+      .returning({ id: discoverySessions.id });
+    return deleted.length;
   }
 
   /**

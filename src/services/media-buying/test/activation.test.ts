@@ -455,4 +455,36 @@ describe('media buying part 2: the activation sandbox', () => {
     assert.equal(ended.statusCode, 401);
     assert.equal(envelopeError(ended).code, 'UNAUTHORIZED');
   });
+
+  test('the hourly prune deletes anonymous enrolments never exchanged a day after their assertion expired', async () => {
+    const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    const exchanged = await enrol('Exchanged');
+    const abandoned = await h.call({
+      method: 'POST',
+      url: '/api/v2/activation/registrations',
+      payload: { agentName: 'Never exchanged' },
+    });
+    assert.equal(abandoned.statusCode, 201, abandoned.body);
+    const names = async () =>
+      (
+        (
+          await pool.query(
+            `select agent_name from media_buying.activation_enrolments
+             where agent_name in ('Exchanged', 'Never exchanged') order by agent_name`,
+          )
+        ).rows as { agent_name: string }[]
+      ).map((r) => r.agent_name);
+    const prune = async () => {
+      await pool.query(
+        `select graphile_worker.add_job('media-buying:prune-discovery-and-enrolments', '{}'::json)`,
+      );
+      await h.platform.runDueJobs();
+    };
+    await prune();
+    assert.deepEqual(await names(), ['Exchanged', 'Never exchanged']);
+    clock.advance(600_000 + DAY + 1000);
+    await prune();
+    assert.deepEqual(await names(), ['Exchanged']);
+    assert.ok(exchanged.activationId);
+  });
 });

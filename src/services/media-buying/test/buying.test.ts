@@ -501,5 +501,37 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
     assert.equal(envelopeError(expired).details?.reason, 'discovery_expired');
     const fresh = envelopeData<Discovered>(await discover(buyer, 'new', { advertiserId }));
     assert.equal(fresh.productGroups[0]!.products[0]!.quotes[0]!.pricedForDay, '2026-11-25');
+    // The hourly prune deletes sessions (and their quotes) expired more than 7 days ago; later ones are kept.
+    const prune = async () => {
+      await pool.query(
+        `select graphile_worker.add_job('media-buying:prune-discovery-and-enrolments', '{}'::json)`,
+      );
+      await h.platform.runDueJobs();
+    };
+    const sessions = async () =>
+      (
+        await pool.query(
+          `select s.public_id, count(q.id)::int as quotes from media_buying.discovery_sessions s
+           left join media_buying.discovery_quotes q on q.session_id = s.id
+           where s.public_id = any($1) group by s.public_id order by s.public_id`,
+          [[first.discoveryId, fresh.discoveryId]],
+        )
+      ).rows as { public_id: string; quotes: number }[];
+    clock.set(new Date('2026-12-01T23:59:00Z'));
+    await prune();
+    assert.equal((await sessions()).length, 2, 'kept 7 days after expiry');
+    clock.set(new Date('2026-12-02T00:00:01Z'));
+    await prune();
+    const left = await sessions();
+    assert.deepEqual(
+      left.map((r) => r.public_id),
+      [fresh.discoveryId],
+    );
+    assert.ok(left[0]!.quotes > 0);
+    const orphans = await pool.query(
+      `select count(*)::int as n from media_buying.discovery_quotes q
+       where not exists (select 1 from media_buying.discovery_sessions s where s.id = q.session_id)`,
+    );
+    assert.equal((orphans.rows[0] as { n: number }).n, 0);
   });
 });
