@@ -4,16 +4,17 @@
  * every completed day of every live buy that has no row yet, on the injected clock. So reporting moves when the clock
  * does: a day is reported once it has ended (00:00 UTC), never twice (unique package and day).
  *
- * Status moves made here (AdCP `media-buy-status`): `pending_start` -> `active` once the start time has passed,
- * `active` -> `completed` once the end time has passed and its last day is reported.
+ * Status moves made here (AdCP `media-buy-status`), each with an audit row: `pending_start` -> `active` once the start
+ * time has passed, `active` -> `completed` once the end time has passed and its last day is reported. The last day of
+ * a flight is the UTC day of `endTime - 1 ms` (a flight ending at 00:00 UTC does not deliver on that day).
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db } from '../../../platform/database.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
 import { defineTask } from '../../../platform/jobs.ts';
-import { deliveryMetrics, mediaBuys, packages, products } from '../db/schema.ts';
+import { auditLogs, deliveryMetrics, mediaBuys, packages, products } from '../db/schema.ts';
 import { exponentOf } from './money.ts';
 
 /** What the adapter is asked for one package on one UTC day. */
@@ -101,15 +102,20 @@ export class DeliveryRunner {
   ) {}
 
   /**
-   * Reports every completed day of every live buy that has none yet, and moves statuses.
+   * Reports every completed day of every live buy that has none yet, and moves statuses (each move audit-logged, actor
+   * kind `system`).
    * @returns how many package-days were written.
    */
   async run(): Promise<number> {
     const now = this.clock.now();
-    await this.db
-      .update(mediaBuys)
-      .set({ status: 'active', updatedAt: now, revision: sql`${mediaBuys.revision} + 1` })
-      .where(and(eq(mediaBuys.status, 'pending_start'), lte(mediaBuys.startTime, now)));
+    await this.db.transaction(async (tx) => {
+      const started = await tx
+        .update(mediaBuys)
+        .set({ status: 'active', updatedAt: now, revision: sql`${mediaBuys.revision} + 1` })
+        .where(and(eq(mediaBuys.status, 'pending_start'), lte(mediaBuys.startTime, now)))
+        .returning({ organizationId: mediaBuys.organizationId, publicId: mediaBuys.publicId });
+      for (const b of started) await this.audit(tx, b, 'media_buy.started', 'pending_start', 'active', now);
+    });
     const live = await this.db
       .select({ id: mediaBuys.id })
       .from(mediaBuys)
@@ -120,87 +126,123 @@ export class DeliveryRunner {
     return written;
   }
 
+  /**
+   * One buy: reads what is reported, asks the adapter for the missing ended days with no transaction open (a real
+   * platform's reporting API may be slow), then writes them in one short transaction under the buy's row lock. The
+   * adapter is deterministic and rows are unique per package and day, so a concurrent or retried run writes nothing
+   * twice.
+   */
   private async runBuy(buyId: number, now: Date): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      // One worker per buy at a time; another skips it (it is being reported).
-      const [buy] = await tx
-        .select()
-        .from(mediaBuys)
-        .where(eq(mediaBuys.id, buyId))
-        .for('update', { skipLocked: true });
-      if (buy?.status !== 'active') return 0;
-      const today = dayOf(now);
-      const firstDay = dayOf(buy.startTime);
-      const lastDay = dayOf(buy.endTime);
-      const flightDays = Math.max(1, Math.round((Date.parse(lastDay) - Date.parse(firstDay)) / DAY_MS) + 1);
-      const pkgs = await tx
-        .select({ pkg: packages, product: products })
-        .from(packages)
-        .innerJoin(products, eq(products.id, packages.productId))
-        .where(eq(packages.mediaBuyId, buy.id))
-        .orderBy(asc(packages.id));
-      const live = pkgs.filter((p) => !p.pkg.paused && !p.pkg.canceled);
-      const reported = live.length
-        ? await tx
-            .select({
-              packageId: deliveryMetrics.packageId,
-              lastDay: sql<string>`max(${deliveryMetrics.day})::text`,
-              spent: sql<string>`sum(${deliveryMetrics.spendMinor})`,
-            })
-            .from(deliveryMetrics)
-            .where(
-              inArray(
-                deliveryMetrics.packageId,
-                live.map((p) => p.pkg.id),
-              ),
-            )
-            .groupBy(deliveryMetrics.packageId)
-        : [];
-      const state = new Map(reported.map((r) => [r.packageId, r]));
-      let written = 0;
-      for (const { pkg, product } of live) {
-        const prior = state.get(pkg.id);
-        let spent = Number(prior?.spent ?? 0);
-        const option = product.pricingOptions.find((o) => o.pricingOptionId === pkg.pricingOptionId);
-        for (
-          let day = prior ? addDays(prior.lastDay, 1) : firstDay;
-          day < today && day <= lastDay;
-          day = addDays(day, 1)
-        ) {
-          const delivery = await this.adapter.dailyDelivery({
-            mediaBuyId: buy.publicId,
-            packageId: pkg.publicId,
-            day,
-            pricingModel: option?.pricingModel ?? 'cpm',
-            unitPrice: option?.fixedPrice ?? option?.floorPrice ?? 1,
-            currency: buy.currency,
-            remainingMinor: pkg.budgetMinor - spent,
-            dailyBudgetMinor: Math.floor(pkg.budgetMinor / flightDays),
-          });
-          spent += delivery.spendMinor;
-          await tx
-            .insert(deliveryMetrics)
-            .values({
-              organizationId: buy.organizationId,
-              mediaBuyId: buy.id,
-              packageId: pkg.id,
-              day,
-              impressions: delivery.impressions,
-              clicks: delivery.clicks,
-              spendMinor: delivery.spendMinor,
-              currency: buy.currency,
-              createdAt: now,
-            })
-            .onConflictDoNothing();
-          written += 1;
-        }
+    const [buy] = await this.db.select().from(mediaBuys).where(eq(mediaBuys.id, buyId));
+    if (buy?.status !== 'active') return 0;
+    const today = dayOf(now);
+    const firstDay = dayOf(buy.startTime);
+    // The last day the flight touches: a flight ending at 00:00 UTC ends with the day before.
+    const lastDay = dayOf(new Date(buy.endTime.getTime() - 1));
+    const flightDays = Math.max(1, Math.round((Date.parse(lastDay) - Date.parse(firstDay)) / DAY_MS) + 1);
+    const pkgs = await this.db
+      .select({ pkg: packages, product: products })
+      .from(packages)
+      .innerJoin(products, eq(products.id, packages.productId))
+      .where(eq(packages.mediaBuyId, buy.id))
+      .orderBy(asc(packages.id));
+    const live = pkgs.filter((p) => !p.pkg.paused && !p.pkg.canceled);
+    const reported = live.length
+      ? await this.db
+          .select({
+            packageId: deliveryMetrics.packageId,
+            lastDay: sql<string>`max(${deliveryMetrics.day})::text`,
+            spent: sql<string>`sum(${deliveryMetrics.spendMinor})`,
+          })
+          .from(deliveryMetrics)
+          .where(
+            inArray(
+              deliveryMetrics.packageId,
+              live.map((p) => p.pkg.id),
+            ),
+          )
+          .groupBy(deliveryMetrics.packageId)
+      : [];
+    const state = new Map(reported.map((r) => [r.packageId, r]));
+    const rows: (typeof deliveryMetrics.$inferInsert)[] = [];
+    for (const { pkg, product } of live) {
+      const prior = state.get(pkg.id);
+      let spent = Number(prior?.spent ?? 0);
+      const option = product.pricingOptions.find((o) => o.pricingOptionId === pkg.pricingOptionId);
+      for (
+        let day = prior ? addDays(prior.lastDay, 1) : firstDay;
+        day < today && day <= lastDay;
+        day = addDays(day, 1)
+      ) {
+        const delivery = await this.adapter.dailyDelivery({
+          mediaBuyId: buy.publicId,
+          packageId: pkg.publicId,
+          day,
+          pricingModel: option?.pricingModel ?? 'cpm',
+          unitPrice: option?.fixedPrice ?? option?.floorPrice ?? 1,
+          currency: buy.currency,
+          remainingMinor: pkg.budgetMinor - spent,
+          dailyBudgetMinor: Math.floor(pkg.budgetMinor / flightDays),
+        });
+        spent += delivery.spendMinor;
+        rows.push({
+          organizationId: buy.organizationId,
+          mediaBuyId: buy.id,
+          packageId: pkg.id,
+          day,
+          impressions: delivery.impressions,
+          clicks: delivery.clicks,
+          spendMinor: delivery.spendMinor,
+          currency: buy.currency,
+          createdAt: now,
+        });
       }
-      if (now >= buy.endTime && today > lastDay)
+    }
+    const completes = now >= buy.endTime && today > lastDay;
+    if (rows.length === 0 && !completes) return 0;
+    return this.db.transaction(async (tx) => {
+      // One writer per buy at a time; another skips it (it is being reported).
+      const [locked] = await tx
+        .select({ status: mediaBuys.status })
+        .from(mediaBuys)
+        .where(eq(mediaBuys.id, buy.id))
+        .for('update', { skipLocked: true });
+      if (locked?.status !== 'active') return 0;
+      const inserted = rows.length
+        ? await tx
+            .insert(deliveryMetrics)
+            .values(rows)
+            .onConflictDoNothing()
+            .returning({ id: deliveryMetrics.id })
+        : [];
+      if (completes) {
         await tx
           .update(mediaBuys)
           .set({ status: 'completed', updatedAt: now, revision: sql`${mediaBuys.revision} + 1` })
           .where(eq(mediaBuys.id, buy.id));
-      return written;
+        await this.audit(tx, buy, 'media_buy.completed', 'active', 'completed', now);
+      }
+      return inserted.length;
+    });
+  }
+
+  private async audit(
+    tx: Executor,
+    buy: { organizationId: number; publicId: string },
+    action: string,
+    from: string,
+    to: string,
+    now: Date,
+  ) {
+    await tx.insert(auditLogs).values({
+      organizationId: buy.organizationId,
+      actorUserId: null,
+      actorKind: 'system',
+      action,
+      targetType: 'media_buy',
+      targetId: buy.publicId,
+      metadata: { from, to },
+      createdAt: now,
     });
   }
 }

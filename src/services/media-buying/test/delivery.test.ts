@@ -98,4 +98,65 @@ describe('media buying part 2: delivery from the ad-platform simulator', () => {
     );
     assert.equal(buy.status, 'completed');
   });
+
+  test('a flight ending at 00:00 UTC does not deliver on that day; start and completion are audit-logged', async () => {
+    const seeded = envelopeData<{
+      advertiserId: string;
+      packages: { productId: string; pricingOptionId: string }[];
+    }>(await h.bearer(h.demo.apiKey, { url: `/api/v2/buyer/media-buys/${h.demo.mediaBuyId}` }));
+    const campaign = await h.bearer(h.demo.apiKey, {
+      method: 'POST',
+      url: '/api/v2/buyer/campaigns',
+      payload: {
+        advertiserId: seeded.advertiserId,
+        name: 'Three days',
+        budget: { total: 300, currency: 'USD' },
+        flightStart: '2027-01-06T00:00:00Z',
+        flightEnd: '2027-02-01T00:00:00Z',
+      },
+    });
+    assert.equal(campaign.statusCode, 201, campaign.body);
+    const made = await h.bearer(h.demo.apiKey, {
+      method: 'POST',
+      url: '/api/v2/buyer/media-buys',
+      payload: {
+        campaignId: envelopeData<{ id: string }>(campaign).id,
+        startTime: '2027-01-10T00:00:00Z',
+        endTime: '2027-01-13T00:00:00Z',
+        packages: [
+          {
+            productId: seeded.packages[0]!.productId,
+            pricingOptionId: seeded.packages[0]!.pricingOptionId,
+            budget: 300,
+          },
+        ],
+      },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const buyId = envelopeData<{ mediaBuyId: string }>(made).mediaBuyId;
+    clock.set(new Date('2027-01-20T00:00:00Z'));
+    await deliver();
+    const rows = (
+      (
+        await h.bearer(h.demo.apiKey, { url: `/api/v2/buyer/reporting/metrics?take=200&mediaBuyId=${buyId}` })
+      ).json() as { data: Metric[] }
+    ).data;
+    assert.deepEqual(
+      rows.map((m) => m.date),
+      ['2027-01-12', '2027-01-11', '2027-01-10'],
+    );
+    const buy = envelopeData<{ status: string }>(
+      await h.bearer(h.demo.apiKey, { url: `/api/v2/buyer/media-buys/${buyId}` }),
+    );
+    assert.equal(buy.status, 'completed');
+    const audit = (
+      (await h.bearer(h.demo.apiKey, { url: '/api/v2/buyer/audit-logs?take=200' })).json() as {
+        data: { action: string; targetId: string | null }[];
+      }
+    ).data.filter((e) => e.targetId === buyId);
+    assert.deepEqual(
+      audit.map((e) => e.action),
+      ['media_buy.completed', 'media_buy.started', 'media_buy.created'],
+    );
+  });
 });
