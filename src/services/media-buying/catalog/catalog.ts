@@ -676,6 +676,14 @@ export class Catalog {
       throw semanticValidation([
         { field: 'packages', location: 'body', message: 'the storefront has no sales agent' },
       ]);
+    if (agent.archivedAt !== null)
+      throw semanticValidation([
+        {
+          field: 'packages/0/productId',
+          location: 'body',
+          message: 'is sold by an archived sales agent: it cannot be bought now',
+        },
+      ]);
     const currency = campaign.campaign.currency;
     let requestedMinor = 0;
     const pkgs = input.packages.map((p, i) => {
@@ -734,6 +742,15 @@ export class Catalog {
     const endTime = input.endTime ?? campaign.campaign.flightEnd;
     if (endTime <= startTime)
       throw semanticValidation([{ field: 'endTime', location: 'body', message: 'must be after startTime' }]);
+    // The buy runs inside its campaign's flight.
+    if (startTime < campaign.campaign.flightStart)
+      throw semanticValidation([
+        { field: 'startTime', location: 'body', message: "must not be before the campaign's flightStart" },
+      ]);
+    if (endTime > campaign.campaign.flightEnd)
+      throw semanticValidation([
+        { field: 'endTime', location: 'body', message: "must not be after the campaign's flightEnd" },
+      ]);
     const [account] = await tx
       .select()
       .from(advertiserAccounts)

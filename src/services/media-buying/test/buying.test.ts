@@ -166,6 +166,38 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
       committed: 0,
       requested: 1000.51,
     });
+    // The buy runs inside the campaign's flight (2026-11-25 .. 2026-12-25).
+    for (const [times, field] of [
+      [{ startTime: '2026-11-20T00:00:00Z' }, 'startTime'],
+      [{ endTime: '2027-01-01T00:00:00Z' }, 'endTime'],
+    ] as const) {
+      const outside = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+        campaignId: campaign.id,
+        ...times,
+        packages: [pkg(usd, 1)],
+      });
+      assert.equal(outside.statusCode, 422, outside.body);
+      assert.equal(envelopeError(outside).field, field);
+    }
+    // A product whose own sales agent is archived cannot be bought.
+    const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    const agentOf = `(select a.id from media_buying.sales_agents a join media_buying.products p
+      on p.storefront_id = a.storefront_id where p.public_id = $1 order by a.id limit 1)`;
+    await pool.query(`update media_buying.products set sales_agent_id = ${agentOf} where public_id = $1`, [
+      usd.productId,
+    ]);
+    await pool.query(`update media_buying.sales_agents set archived_at = now() where id = ${agentOf}`, [
+      usd.productId,
+    ]);
+    const archivedAgent = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
+      campaignId: campaign.id,
+      packages: [pkg(usd, 1)],
+    });
+    assert.equal(archivedAgent.statusCode, 422, archivedAgent.body);
+    assert.equal(envelopeError(archivedAgent).field, 'packages.0.productId');
+    await pool.query(`update media_buying.sales_agents set archived_at = null where id = ${agentOf}`, [
+      usd.productId,
+    ]);
     const made = await as(buyer, 'POST', '/api/v2/buyer/media-buys', {
       campaignId: campaign.id,
       packages: [pkg(usd, 600)],
