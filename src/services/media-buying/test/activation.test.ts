@@ -487,4 +487,51 @@ describe('media buying part 2: the activation sandbox', () => {
     assert.deepEqual(await names(), ['Exchanged']);
     assert.ok(exchanged.activationId);
   });
+
+  test('claim: straight from unbound_free cancels the cleanup; no account created or admitted; only an active member of an admitted Buyer Account', async () => {
+    const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    const agent = await enrol('Claimed unbound');
+    assert.equal((await jobCount(agent.activationId)).length, 1);
+    const claim = (cookie: string) =>
+      h.session(cookie, {
+        method: 'POST',
+        url: '/api/v2/buyer/activation/claim',
+        payload: { activationId: agent.activationId, claimCode: agent.claimCode },
+      });
+    const organizations = async () =>
+      (
+        await pool.query(
+          'select public_id, kind, status, admitted_at from media_buying.organizations order by id',
+        )
+      ).rows as unknown[];
+
+    // A member of a Seller Account is refused (the claim is a buyer function).
+    const seller = await h.createOrganization('seller', 'Claiming Seller');
+    await h.addMember(seller, 'seller-claimer@example.com', 'admin');
+    const sellerCookie = await h.signInAccepted('seller-claimer@example.com', STRONG_PASSWORD);
+    const bySeller = await claim(sellerCookie);
+    assert.equal(bySeller.statusCode, 403, bySeller.body);
+    // A member of a Buyer Account not admitted yet is refused.
+    const pending = await h.createOrganization('buyer', 'Pending Buyer', false);
+    await h.addMember(pending, 'pending-claimer@example.com', 'admin');
+    const pendingCookie = await h.signInAccepted('pending-claimer@example.com', STRONG_PASSWORD);
+    const byPending = await claim(pendingCookie);
+    assert.equal(byPending.statusCode, 403, byPending.body);
+    assert.equal((await probe(agent.accessToken)).json().data.state, 'unbound_free');
+    assert.equal(
+      (await jobCount(agent.activationId)).length,
+      1,
+      'refused claims leave the cleanup scheduled',
+    );
+
+    // An active member (not an administrator) of an admitted Buyer Account claims it.
+    const before = await organizations();
+    await h.addMember(h.demo.organizationId, 'plain-member@example.com', 'member');
+    const memberCookie = await h.signInAccepted('plain-member@example.com', STRONG_PASSWORD);
+    const claimed = await claim(memberCookie);
+    assert.equal(claimed.statusCode, 200, claimed.body);
+    assert.equal(envelopeData<{ state: string }>(claimed).state, 'customer_bound');
+    assert.deepEqual(await organizations(), before, 'no account created or admitted');
+    assert.equal((await jobCount(agent.activationId)).length, 0, 'the claim cancels the anonymous cleanup');
+  });
 });
