@@ -11,7 +11,14 @@ import {
   SANDBOX_RULES,
   SANDBOX_STATES,
 } from './policy.ts';
-import { ABANDONED_AFTER_DAYS, ALLOWANCE_DAYS, ASSERTION_SECONDS, ASSERTION_TYPE } from './sandbox.ts';
+import {
+  ABANDONED_AFTER_DAYS,
+  ACTIVATION_SCHEMA_VERSION,
+  ALLOWANCE_DAYS,
+  ASSERTION_SECONDS,
+  ASSERTION_TYPE,
+  SANDBOX_SPEND_CAP,
+} from './sandbox.ts';
 
 const CLASS_TEXT: Record<RouteClass, string> = {
   read: 'listed read routes',
@@ -63,7 +70,7 @@ export function activationContract(baseUrl: string) {
     },
   ];
   return {
-    schemaVersion: '2026-11-01',
+    schemaVersion: ACTIVATION_SCHEMA_VERSION,
     identityProvider: {
       registrationEndpoint: `${baseUrl}/api/v2/activation/registrations`,
       tokenEndpoint: `${baseUrl}/api/v2/activation/token`,
@@ -80,7 +87,7 @@ export function activationContract(baseUrl: string) {
     claimEndpoint: { method: 'POST', url: `${baseUrl}/api/v2/buyer/activation/claim` },
     trial: {
       ttlDays: ALLOWANCE_DAYS,
-      spendCap: { amount: 0, currency: 'USD' },
+      spendCap: { ...SANDBOX_SPEND_CAP },
       onExpiry: 'credential_expired',
       abandonedUnboundAfterDays: ABANDONED_AFTER_DAYS,
     },

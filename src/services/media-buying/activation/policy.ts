@@ -13,10 +13,11 @@
  *   `UNBOUND_FREE_FOREIGN_TENANCY_PROHIBITED`;
  * - `mutation`: every other state-changing request -> `UNBOUND_FREE_WRITE_PROHIBITED`.
  */
+import { ACTIVATION_STATES } from '../db/schema.ts';
 import type { SandboxDenial } from '../media-buying-errors.ts';
 
-/** The activation states (spec "Activation state"). */
-export const SANDBOX_STATES = ['unbound_free', 'bound_free', 'customer_bound'] as const;
+/** The activation states (spec "Activation state"): the agent registration's `state` column. */
+export const SANDBOX_STATES = ACTIVATION_STATES;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
 
 /** A class of routes for the sandbox. */

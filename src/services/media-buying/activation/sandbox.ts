@@ -52,8 +52,11 @@ export const ASSERTION_SECONDS = 600;
 /** `typ` of the assertion. */
 export const ASSERTION_TYPE = 'activation-assertion+jwt';
 
-/** Version of the activation record. */
+/** Version of the activation record and of the published contract. */
 export const ACTIVATION_SCHEMA_VERSION = '2026-11-01';
+
+/** The sandbox's spend cap in every state: zero dollars (spec "Activation state"). */
+export const SANDBOX_SPEND_CAP = { amount: 0, currency: 'USD' } as const;
 
 /** The claim code's prefix (`mbc_` + 43 URL-safe base64 characters). */
 export const CLAIM_PREFIX = 'mbc_';
@@ -234,7 +237,7 @@ export class ActivationSandbox {
           : { buyerAccountId: row.orgPublicId, name: row.orgName, providerAccount: provider ?? null },
       allowance: {
         ttlDays: ALLOWANCE_DAYS,
-        spendCap: { amount: 0, currency: 'USD' },
+        spendCap: { ...SANDBOX_SPEND_CAP },
         grants: grantsOf(reg.state),
       },
     };
@@ -297,7 +300,7 @@ export class ActivationSandbox {
       const [reg] = await tx
         .select()
         .from(agentRegistrations)
-        .where(and(eq(agentRegistrations.publicId, activationId)))
+        .where(eq(agentRegistrations.publicId, activationId))
         .for('update');
       if (!reg || reg.revokedAt !== null) throw notFound('Activation', activationId);
       await tx

@@ -9,6 +9,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/database.ts';
 import {
+  type ACTIVATION_STATES,
   agentRegistrations,
   type MembershipRole,
   memberships,
@@ -60,7 +61,7 @@ export interface Caller {
    * For an agent registration credential: its activation row id and state (the sandbox policy decides what it may
    * do). Absent for every other credential.
    */
-  sandbox?: { registrationId: number; state: 'unbound_free' | 'bound_free' | 'customer_bound' };
+  sandbox?: { registrationId: number; state: (typeof ACTIVATION_STATES)[number] };
 }
 
 /** Why a credential that resolved does not authenticate now. */

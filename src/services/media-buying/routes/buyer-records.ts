@@ -149,6 +149,7 @@ export function registerBuyerRecordRoutes(app: ServiceApp, ctx: MediaBuyingRoute
   >;
   for (const kind of MEASUREMENT_KINDS) {
     const name = kind === 'study' ? 'Studies' : 'EventSources';
+    const one = kind === 'study' ? 'Study' : 'EventSource';
     list(
       `/api/v2/buyer/measurement-engine/${measurementPath[kind]}`,
       `listMeasurement${name}`,
@@ -163,7 +164,7 @@ export function registerBuyerRecordRoutes(app: ServiceApp, ctx: MediaBuyingRoute
       {
         onRequest: ctx.authenticated({ needs: { fn: 'buyer', level: 'write' }, alpha: 'measurement-engine' }),
         schema: {
-          operationId: `createMeasurement${name.replace(/s$/, '')}`,
+          operationId: `createMeasurement${one}`,
           tags: ['buyer'],
           summary: `Create a measurement-engine ${kind === 'study' ? 'lift study' : 'event source'} (alpha: measurement-engine)`,
           security,
