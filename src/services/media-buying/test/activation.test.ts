@@ -415,8 +415,18 @@ describe('media buying part 2: the activation sandbox', () => {
   });
 
   test('by the clock: an abandoned unbound sandbox is removed after 7 days; every credential ends after 30', async () => {
+    clock.advance(61_000); // a new window of the per-address registration limit (10 a minute)
     const abandoned = await enrol('Abandoned');
     const kept = await enrol('Kept');
+    // A claimed (customer_bound) credential ends with the allowance too.
+    const customer = await enrol('Customer');
+    const owner = await h.signIn(h.demo.email, h.demo.password);
+    const claimed = await h.session(owner, {
+      method: 'POST',
+      url: '/api/v2/buyer/activation/claim',
+      payload: { activationId: customer.activationId, claimCode: customer.claimCode },
+    });
+    assert.equal(envelopeData<{ state: string }>(claimed).state, 'customer_bound');
     await h.ops({
       method: 'POST',
       url: `/_ops/activations/${kept.activationId}/provider-connections`,
@@ -450,14 +460,19 @@ describe('media buying part 2: the activation sandbox', () => {
     assert.equal((await probe(kept.accessToken)).statusCode, 200);
     clock.set(start + 30 * DAY - 1000);
     assert.equal((await probe(kept.accessToken)).statusCode, 200);
+    assert.equal((await probe(customer.accessToken)).statusCode, 200);
     clock.set(start + 30 * DAY);
     const ended = await probe(kept.accessToken);
     assert.equal(ended.statusCode, 401);
     assert.equal(envelopeError(ended).code, 'UNAUTHORIZED');
+    const customerEnded = await probe(customer.accessToken);
+    assert.equal(customerEnded.statusCode, 401, 'customer_bound ends after 30 days as well');
+    assert.equal(envelopeError(customerEnded).code, 'UNAUTHORIZED');
   });
 
   test('the hourly prune deletes anonymous enrolments never exchanged a day after their assertion expired', async () => {
     const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    clock.advance(61_000); // a new window of the per-address registration limit (10 a minute)
     const exchanged = await enrol('Exchanged');
     const abandoned = await h.call({
       method: 'POST',
@@ -490,6 +505,7 @@ describe('media buying part 2: the activation sandbox', () => {
 
   test('claim: straight from unbound_free cancels the cleanup; no account created or admitted; only an active member of an admitted Buyer Account', async () => {
     const pool = h.platform.booted.services.get('media-buying')!.ctx.pool;
+    clock.advance(61_000); // a new window of the per-address registration limit (10 a minute)
     const agent = await enrol('Claimed unbound');
     assert.equal((await jobCount(agent.activationId)).length, 1);
     const claim = (cookie: string) =>

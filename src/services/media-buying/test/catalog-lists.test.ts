@@ -177,4 +177,64 @@ describe('media buying part 2: offset lists and HEAD', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(envelopeError(res).code, 'ALPHA_OPT_IN_REQUIRED');
   });
+
+  test('every list: caps (the measurement-engine lists once opted in), hasMore at the edges, pages of one equal the whole', async () => {
+    await h.ops({
+      method: 'PUT',
+      url: `/_ops/organizations/${h.demo.organizationId}/alpha/measurement-engine`,
+    });
+    for (const [path, name] of [
+      ['studies', 'Lift A'],
+      ['studies', 'Lift B'],
+      ['event-sources', 'Pixel'],
+    ]) {
+      const made = await h.bearer(key, {
+        method: 'POST',
+        url: `/api/v2/buyer/measurement-engine/${path}`,
+        payload: { name },
+      });
+      assert.equal(made.statusCode, 201, made.body);
+    }
+    const lists: [string, number][] = [
+      ['/api/v2/buyer/measurement-engine/studies', 100],
+      ['/api/v2/buyer/measurement-engine/event-sources', 100],
+      ['/api/v2/buyer/media-buys', 100],
+      ['/api/v2/buyer/audit-logs', 200],
+      ['/api/v2/buyer/reporting/metrics', 200],
+      ['/api/v2/buyer/creatives', 100],
+      ['/api/v2/buyer/test-cohorts', 100],
+      ['/api/v2/buyer/human-feedback', 100],
+      ['/api/v2/buyer/advertiser-accounts', 100],
+      ['/api/v2/buyer/campaigns', 100],
+    ];
+    const idOf = (row: Record<string, unknown>) =>
+      JSON.stringify(row.id ?? row.mediaBuyId ?? row.accountId ?? row.creativeId ?? row);
+    let walked = 0;
+    for (const [url, cap] of lists) {
+      assert.equal((await get(`${url}?take=${cap}`)).statusCode, 200, url);
+      const over = await get(`${url}?take=${cap + 1}`);
+      assert.equal(over.statusCode, 400, `${url} take=${cap + 1}`);
+      assert.equal(envelopeError(over).code, 'VALIDATION_ERROR');
+      const all = (await get(`${url}?take=${cap}`)).json() as Listed;
+      const total = all.meta.pagination.total;
+      assert.equal(all.data.length, total, url);
+      if (total === 0) continue;
+      const exact = (await get(`${url}?take=${total}`)).json() as Listed;
+      assert.equal(exact.meta.pagination.hasMore, false, url);
+      const past = (await get(`${url}?take=1&skip=${total}`)).json() as Listed;
+      assert.deepEqual(
+        [past.data, past.meta.pagination.hasMore, past.meta.pagination.total],
+        [[], false, total],
+      );
+      const ones: string[] = [];
+      for (let skip = 0; skip < total; skip++) {
+        const one = (await get(`${url}?take=1&skip=${skip}`)).json() as Listed;
+        assert.equal(one.meta.pagination.hasMore, skip < total - 1, `${url} skip=${skip}`);
+        ones.push(...one.data.map(idOf));
+      }
+      assert.deepEqual(ones, all.data.map(idOf), `${url}: pages of one repeat or skip a row`);
+      walked += 1;
+    }
+    assert.ok(walked >= 8, `only ${walked} lists had rows`);
+  });
 });
