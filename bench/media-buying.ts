@@ -3,6 +3,10 @@
  * (credential, owner and live membership resolved on every request), at 50 connections, against a bare Fastify
  * route answering the same bytes in the same run. Target (2-core machine): >= 2,000 req/s. Then the cost of one
  * password sign-in (argon2id, m=19 MiB, t=2, p=1), sequential, as milliseconds per sign-in.
+ *
+ * Part 2 adds: a paged list of 100 rows (`GET /api/v2/buyer/human-feedback?take=100` over 150 seeded rows; target
+ * >= 1,500 req/s) and a discover-products page of a kept session (`POST /api/v2/buyer/discovery/{id}/discover-products`;
+ * target >= 500 req/s), each against a bare route answering the same bytes in the same run.
  */
 import { ManualClock } from '../src/platform/clock.ts';
 import { mediaBuyingService } from '../src/services/media-buying/index.ts';
@@ -48,6 +52,8 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
       await bare.close();
     }
 
+    await benchPart2(app, addr.port, headers, durationSeconds);
+
     const started = performance.now();
     for (let i = 0; i < SIGN_INS; i++) {
       const res = await app.inject({
@@ -64,5 +70,85 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
     );
   } finally {
     await platform.close();
+  }
+}
+
+/** Part 2's cases: the paged list (take 100) and a discover-products page, each with its bare baseline. */
+async function benchPart2(
+  app: ReturnType<Awaited<ReturnType<typeof startTestPlatform>>['app']>,
+  port: number,
+  auth: Record<string, string>,
+  durationSeconds: number,
+): Promise<void> {
+  const json = { ...auth, 'content-type': 'application/json' };
+  for (let i = 0; i < 150; i++) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v2/buyer/human-feedback',
+      headers: json,
+      payload: { rating: (i % 5) + 1, comment: `bench feedback ${i}` },
+    });
+    if (res.statusCode !== 201) throw new Error(`feedback failed: ${res.statusCode} ${res.body}`);
+  }
+  const listPath = '/api/v2/buyer/human-feedback?take=100';
+  const list = await app.inject({ method: 'GET', url: listPath, headers: auth });
+  if (list.statusCode !== 200) throw new Error(`list failed: ${list.statusCode} ${list.body}`);
+  const me = (
+    await app.inject({ method: 'GET', url: '/api/v2/buyer/advertisers', headers: auth })
+  ).json() as {
+    data: { id: string }[];
+  };
+  const started = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/v2/buyer/discovery/new/discover-products',
+      headers: json,
+      payload: { advertiserId: me.data[0]!.id },
+    })
+  ).json() as { data: { discoveryId: string } };
+  const discoverPath = `/api/v2/buyer/discovery/${started.data.discoveryId}/discover-products`;
+  const discoverBody = JSON.stringify({ advertiserId: me.data[0]!.id, groupLimit: 10, productsPerGroup: 10 });
+  const page = await app.inject({ method: 'POST', url: discoverPath, headers: json, payload: discoverBody });
+  if (page.statusCode !== 200) throw new Error(`discover failed: ${page.statusCode} ${page.body}`);
+  const bare = await bareServer([
+    { path: '/list100', body: list.body, headers: { 'content-type': 'application/json; charset=utf-8' } },
+    { path: '/discover', body: page.body, headers: { 'content-type': 'application/json; charset=utf-8' } },
+  ]);
+  try {
+    console.log(`# paged list: ${list.body.length} bytes; discover-products: ${page.body.length} bytes`);
+    const listBase = await load('baseline: bare JSON route (list bytes)', `${bare.url}/list100`, {
+      durationSeconds,
+    });
+    report(listBase);
+    report(
+      await load(
+        'media-buying: GET /api/v2/buyer/human-feedback?take=100',
+        `http://127.0.0.1:${port}${listPath}`,
+        {
+          durationSeconds,
+          headers: auth,
+        },
+      ),
+      listBase,
+    );
+    const discoverBase = await load('baseline: bare JSON route (discovery bytes)', `${bare.url}/discover`, {
+      durationSeconds,
+    });
+    report(discoverBase);
+    report(
+      await load(
+        'media-buying: POST /api/v2/buyer/discovery/{id}/discover-products',
+        `http://127.0.0.1:${port}${discoverPath}`,
+        {
+          durationSeconds,
+          headers: json,
+          method: 'POST',
+          body: discoverBody,
+        },
+      ),
+      discoverBase,
+    );
+  } finally {
+    await bare.close();
   }
 }

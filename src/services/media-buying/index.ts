@@ -2,6 +2,15 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import { ActivationSandbox, anonymousCleanupTask } from './activation/index.ts';
+import {
+  BuyerLists,
+  Catalog,
+  DeliveryRunner,
+  Discovery,
+  SimulatedAdPlatform,
+  simulateDeliveryTask,
+} from './catalog/index.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
@@ -19,6 +28,19 @@ const pruneThrottleTask = defineTask(
   async (_payload, deps: { accounts: Accounts; identity: IdentityFlows }) => {
     await deps.accounts.pruneThrottle();
     await deps.identity.prune();
+  },
+);
+
+/**
+ * Every hour: deletes discovery sessions (and their quotes) expired a week ago, and anonymous activation enrolments
+ * never exchanged whose assertion expired a day ago.
+ */
+const pruneCatalogTask = defineTask(
+  'media-buying:prune-discovery-and-enrolments',
+  Type.Object({}),
+  async (_payload, deps: { discovery: Discovery; sandbox: ActivationSandbox }) => {
+    await deps.discovery.prune();
+    await deps.sandbox.pruneEnrolments();
   },
 );
 
@@ -52,6 +74,15 @@ export const mediaBuyingService: ServiceDefinition = {
     },
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
+    {
+      name: 'activation',
+      description:
+        'The zero-spend activation sandbox: anonymous agent registration, the probe, binding and claim',
+    },
+    {
+      name: 'storefront',
+      description: 'Seller Account storefronts, sales agents, pricing rules, products, account links',
+    },
     {
       name: 'pages',
       description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
@@ -106,6 +137,18 @@ export const mediaBuyingService: ServiceDefinition = {
       publicUrl,
       uiOrigin,
     });
+    // The platform's own domains (never a buyer's operator identity, nor any subdomain of them): its public host, its
+    // UI host and the configured parent domain of both (MEDIA_BUYING_COOKIE_DOMAIN, the apex the platform runs under).
+    const platformDomains = () => [
+      new URL(publicUrl()).hostname,
+      new URL(uiOrigin()).hostname,
+      ...(config.cookieDomain ? [config.cookieDomain] : []),
+    ];
+    const catalog = new Catalog(ctx.db, ctx.clock, organizations, platformDomains);
+    const discovery = new Discovery(ctx.db, ctx.clock, catalog);
+    const lists = new BuyerLists(ctx.db);
+    const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
+    const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -121,15 +164,35 @@ export const mediaBuyingService: ServiceDefinition = {
           mailer,
           identity,
           sso,
+          catalog,
+          discovery,
+          lists,
+          sandbox,
+          delivery,
         });
       },
       tasks: [
         sendMailTask.with({ mailer }),
         pruneThrottleTask.with({ accounts, identity }),
         ...identity.tasks,
+        simulateDeliveryTask.with({ delivery }),
+        anonymousCleanupTask.with({ sandbox }),
+        pruneCatalogTask.with({ discovery, sandbox }),
       ],
-      cron: [{ task: pruneThrottleTask, pattern: '43 * * * *' }],
-      seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
+      cron: [
+        { task: pruneThrottleTask, pattern: '43 * * * *' },
+        { task: simulateDeliveryTask, pattern: '7 * * * *' },
+        { task: pruneCatalogTask, pattern: '47 * * * *' },
+      ],
+      seed: (tx) =>
+        seedDemo(tx, {
+          organizations,
+          accounts,
+          credentials,
+          catalog,
+          now: ctx.clock.now(),
+          publicUrl: ctx.publicUrl,
+        }),
       async stop() {
         mailer.close();
         await unlistenKeys();

@@ -52,6 +52,10 @@ export const MediaBuyingCode = {
   serviceUnavailable: 'SERVICE_UNAVAILABLE',
   signupExperienceStateUnavailable: 'SIGNUP_EXPERIENCE_STATE_UNAVAILABLE',
   fxRateUnavailable: 'FX_RATE_UNAVAILABLE',
+  fxQuoteExpired: 'FX_QUOTE_EXPIRED',
+  unboundFreeWriteProhibited: 'UNBOUND_FREE_WRITE_PROHIBITED',
+  unboundFreeForeignTenancyProhibited: 'UNBOUND_FREE_FOREIGN_TENANCY_PROHIBITED',
+  unboundFreeSpendProhibited: 'UNBOUND_FREE_SPEND_PROHIBITED',
 } as const;
 
 /** A code of {@link MediaBuyingCode}. */
@@ -251,4 +255,101 @@ export function formatLegacyAuthError(error: ApiError, request?: unknown): { bod
 /** 401 `UNAUTHORIZED`: a wrong, used, expired or dead sign-in code, or an unknown email (one answer for all). */
 export function invalidSignInCode(): ApiError {
   return new ApiError(401, MediaBuyingCode.unauthorized, 'Invalid or expired code.');
+}
+
+/** Why Buyer Setup step 1 is incomplete (spec "Other shapes", buyer-setup error details). */
+export type BuyerSetupReason = 'missing_operator_identity' | 'platform_operator_not_allowed';
+
+/**
+ * 409 `BUYER_SETUP_REQUIRED`: the Buyer Account's operator identity (Buyer Setup step 1) is missing, or names the
+ * platform's own domain (never substituted). `details`: `{reason, readinessCheck: operator_identity, setupStep: 1,
+ * setupPage: buyer_setup}`.
+ */
+export function buyerSetupRequired(reason: BuyerSetupReason): ApiError {
+  return new ApiError(
+    409,
+    MediaBuyingCode.buyerSetupRequired,
+    reason === 'missing_operator_identity'
+      ? 'Complete Buyer Setup step 1: set the operator identity of your Buyer Account, then retry.'
+      : "The operator identity names this platform's own domain; set your own operator domain in Buyer Setup step 1, then retry.",
+    { details: { reason, readinessCheck: 'operator_identity', setupStep: 1, setupPage: 'buyer_setup' } },
+  );
+}
+
+/** 409 `PRICING_NOT_CONFIGURED`: the selected sales agent has no pricing rule. */
+export function pricingNotConfigured(salesAgentId: string): ApiError {
+  return new ApiError(
+    409,
+    MediaBuyingCode.pricingNotConfigured,
+    `Sales agent ${salesAgentId} has no pricing rule; its seller must configure one.`,
+    { details: { salesAgentId } },
+  );
+}
+
+/** 400 `CURRENCY_MISMATCH`: a budget's currency differs from the agent's or storefront's. */
+export function currencyMismatch(budgetCurrency: string, expected: string, field: string): ApiError {
+  return new ApiError(
+    400,
+    MediaBuyingCode.currencyMismatch,
+    `The budget is in ${budgetCurrency}, the sales agent and storefront take ${expected}.`,
+    { details: { field, budgetCurrency, expectedCurrency: expected } },
+  );
+}
+
+/**
+ * 409 `INSUFFICIENT_MEDIA_BUDGET`: the campaign's `budget.total` cannot cover its media buys; names the requested
+ * total and the committed allocation (decimal major units).
+ */
+export function insufficientMediaBudget(details: {
+  campaignId: string;
+  currency: string;
+  budgetTotal: number;
+  committed: number;
+  requested: number;
+}): ApiError {
+  return new ApiError(
+    409,
+    MediaBuyingCode.insufficientMediaBudget,
+    `Campaign ${details.campaignId} has ${details.budgetTotal} ${details.currency}; ${details.committed} is committed and ${details.requested} more was requested.`,
+    { details },
+  );
+}
+
+/** The three denials of the activation sandbox (spec "Activation state"). */
+export type SandboxDenial = 'write' | 'foreign_tenancy' | 'spend';
+
+const SANDBOX_DENIALS: Record<SandboxDenial, { code: string; message: string }> = {
+  write: {
+    code: MediaBuyingCode.unboundFreeWriteProhibited,
+    message: 'The activation sandbox allows no mutation here: only the provider binding changes anything.',
+  },
+  foreign_tenancy: {
+    code: MediaBuyingCode.unboundFreeForeignTenancyProhibited,
+    message:
+      "The activation sandbox reads only its own listed routes: no advertiser's nested routes, no other tenant.",
+  },
+  spend: {
+    code: MediaBuyingCode.unboundFreeSpendProhibited,
+    message: 'The activation sandbox has a zero-dollar spend cap: no spend-changing or money-moving request.',
+  },
+};
+
+/** 403 with one of the sandbox codes (`details.activationState`, `details.routeClass`). */
+export function sandboxDenied(denial: SandboxDenial, state: string, routeClass: string): ApiError {
+  const { code, message } = SANDBOX_DENIALS[denial];
+  return new ApiError(403, code, message, { details: { activationState: state, routeClass } });
+}
+
+/** The code of a sandbox denial (for the published contract). */
+export function sandboxDenialCode(denial: SandboxDenial): string {
+  return SANDBOX_DENIALS[denial].code;
+}
+
+/** 401 `UNAUTHORIZED`: an activation assertion that does not verify, expired or was already exchanged (one answer). */
+export function activationAssertionInvalid(): ApiError {
+  return new ApiError(
+    401,
+    MediaBuyingCode.unauthorized,
+    'The assertion is invalid, expired or already used; register again for a fresh one.',
+  );
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Executor } from '../../platform/database.ts';
+import type { Catalog, ProductInput } from './catalog/index.ts';
 import type { MediaBuyingCredentials } from './credentials/index.ts';
 import type { Accounts } from './identity/index.ts';
 import { type Actor, OPERATOR, type Organizations } from './organizations/index.ts';
@@ -31,6 +32,8 @@ export async function seedDemo(
     organizations: Organizations;
     accounts: Accounts;
     credentials: MediaBuyingCredentials;
+    catalog: Catalog;
+    now: Date;
     publicUrl: string;
   },
 ): Promise<Record<string, unknown>> {
@@ -59,8 +62,27 @@ export async function seedDemo(
   await organizations.addMember(tx, seller.id, user.id, 'admin', OPERATOR);
   const actor: Actor = { userId: user.id, kind: 'operator' };
   await organizations.acceptTerms(tx, user.id, INITIAL_TERMS.version, { ...actor, organizationId: buyer.id });
-  await organizations.createAdvertiser(tx, buyer.id, 'Demo Advertiser', actor);
-  await organizations.createStorefront(tx, seller.id, { name: 'Demo Storefront', currency: 'USD' }, actor);
+  const advertiser = await organizations.createAdvertiser(tx, buyer.id, 'Demo Advertiser', actor);
+  const storefront = await organizations.createStorefront(
+    tx,
+    seller.id,
+    { name: 'Demo Storefront', currency: 'USD' },
+    actor,
+  );
+  const catalog = await seedCatalog(tx, deps.catalog, {
+    actor,
+    buyerId: buyer.id,
+    sellerId: seller.id,
+    storefrontPublicId: storefront.publicId,
+    advertiserPublicId: advertiser.publicId,
+    europe: await organizations.create(
+      tx,
+      { kind: 'seller', name: 'Demo Seller Europe', admitted: true },
+      OPERATOR,
+    ),
+    organizations,
+    now: deps.now,
+  });
   const key = await credentials.keys.createUserKey(tx, {
     userId: user.id,
     organizationId: buyer.id,
@@ -74,5 +96,154 @@ export async function seedDemo(
     apiKey: key.key,
     organizationId: buyer.publicId,
     sellerOrganizationId: seller.publicId,
+    advertiserId: advertiser.publicId,
+    ...catalog,
+  };
+}
+
+const FORMAT_AGENT = 'https://creative.adcontextprotocol.org';
+
+function product(
+  name: string,
+  currency: string,
+  price: { model: 'cpm' | 'cpc' | 'flat_rate'; fixed?: number; floor?: number },
+  extra: Partial<ProductInput> = {},
+): ProductInput {
+  return {
+    name,
+    description: `${name}: demo inventory of the seeded catalog.`,
+    deliveryType: price.fixed !== undefined ? 'guaranteed' : 'non_guaranteed',
+    channels: ['display'],
+    formatIds: [{ agentUrl: FORMAT_AGENT, id: 'display_300x250' }],
+    publisherProperties: [{ publisherDomain: 'news.example', selectionType: 'all' }],
+    pricingOptions: [
+      {
+        pricingOptionId: `${price.model}_${currency.toLowerCase()}`,
+        pricingModel: price.model,
+        currency,
+        ...(price.fixed !== undefined ? { fixedPrice: price.fixed } : { floorPrice: price.floor ?? 1 }),
+      },
+    ],
+    ...extra,
+  };
+}
+
+/**
+ * The demo catalog: three storefronts in two currencies (USD on the Demo Seller, EUR on Demo Seller Europe), each
+ * with a sales agent, its pricing rule and products; the Demo Buyer's operator identity (Buyer Setup step 1), an
+ * active account link, a campaign of USD 50,000 and a live media buy whose delivery the simulator reports daily.
+ */
+async function seedCatalog(
+  tx: Executor,
+  catalog: Catalog,
+  s: {
+    actor: Actor;
+    buyerId: number;
+    sellerId: number;
+    storefrontPublicId: string;
+    advertiserPublicId: string;
+    europe: { id: number; publicId: string };
+    organizations: Organizations;
+    now: Date;
+  },
+) {
+  const seller = { ...s.actor, organizationId: s.sellerId };
+  const europe = { ...OPERATOR, organizationId: s.europe.id };
+  const buyer = { ...s.actor, organizationId: s.buyerId };
+  const streaming = await s.organizations.createStorefront(
+    tx,
+    s.sellerId,
+    { name: 'Demo Streaming', currency: 'USD' },
+    s.actor,
+  );
+  const euro = await s.organizations.createStorefront(
+    tx,
+    s.europe.id,
+    { name: 'Demo Europe', currency: 'EUR' },
+    OPERATOR,
+  );
+  const all = ['update_budget', 'update_flight', 'pause', 'resume', 'cancel', 'update_creatives'] as const;
+  for (const [acting, sf, name] of [
+    [seller, s.storefrontPublicId, 'Demo Display Agent'],
+    [seller, streaming.publicId, 'Demo Streaming Agent'],
+    [europe, euro.publicId, 'Demo Europe Agent'],
+  ] as const) {
+    const { agent } = await catalog.createSalesAgent(tx, acting, sf, { name, capabilities: [...all] });
+    await catalog.setPricingRule(tx, acting, agent.publicId, 1500);
+  }
+  const display = await catalog.createProduct(
+    tx,
+    seller,
+    s.storefrontPublicId,
+    product('Homepage takeover', 'USD', { model: 'cpm', fixed: 12.5 }),
+  );
+  await catalog.createProduct(
+    tx,
+    seller,
+    s.storefrontPublicId,
+    product('Run of site', 'USD', { model: 'cpm', floor: 2.75 }),
+  );
+  await catalog.createProduct(
+    tx,
+    seller,
+    s.storefrontPublicId,
+    product('Search clicks', 'USD', { model: 'cpc', fixed: 0.9 }),
+  );
+  await catalog.createProduct(
+    tx,
+    seller,
+    streaming.publicId,
+    product(
+      'Connected TV prime time',
+      'USD',
+      { model: 'cpm', fixed: 32 },
+      {
+        channels: ['ctv'],
+        formatIds: [{ agentUrl: FORMAT_AGENT, id: 'video_30s' }],
+      },
+    ),
+  );
+  await catalog.createProduct(
+    tx,
+    europe,
+    euro.publicId,
+    product('Premium news EU', 'EUR', { model: 'cpm', fixed: 9.8 }),
+  );
+  await catalog.createProduct(
+    tx,
+    europe,
+    euro.publicId,
+    product('Sponsorship EU', 'EUR', { model: 'flat_rate', fixed: 2500 }),
+  );
+  await catalog.setOperatorIdentity(tx, buyer, { domain: 'demo-buyer.example', name: 'Demo Buyer Ltd' });
+  const link = await catalog.requestAccountLink(tx, buyer, {
+    advertiserId: s.advertiserPublicId,
+    storefrontId: s.storefrontPublicId,
+  });
+  await catalog.decideAccountLink(tx, seller, link.row.publicId, 'approve');
+  const start = s.now;
+  const end = new Date(start.getTime() + 30 * 86_400_000);
+  const { campaign } = await catalog.createCampaign(tx, buyer, {
+    advertiserId: s.advertiserPublicId,
+    name: 'Demo Campaign',
+    budget: { total: 50_000, currency: 'USD' },
+    flightStart: start,
+    flightEnd: end,
+  });
+  const { buy } = await catalog.createMediaBuy(tx, buyer, {
+    campaignId: campaign.publicId,
+    name: 'Demo homepage buy',
+    packages: [{ productId: display.product.publicId, pricingOptionId: 'cpm_usd', budget: 15_000 }],
+  });
+  await catalog.createCreative(tx, buyer, {
+    advertiserId: s.advertiserPublicId,
+    name: 'Demo banner',
+    formatId: { agentUrl: FORMAT_AGENT, id: 'display_300x250' },
+    assets: { image: { url: 'https://cdn.demo-buyer.example/banner.png', width: 300, height: 250 } },
+  });
+  return {
+    campaignId: campaign.publicId,
+    mediaBuyId: buy.publicId,
+    europeSellerOrganizationId: s.europe.publicId,
   };
 }

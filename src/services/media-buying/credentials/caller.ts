@@ -9,6 +9,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/database.ts';
 import {
+  type ACTIVATION_STATES,
   agentRegistrations,
   type MembershipRole,
   memberships,
@@ -56,6 +57,11 @@ export interface Caller {
   access: Access;
   /** The latest terms version when the user has not accepted it (mutations are refused), else null. */
   outstandingTerms: string | null;
+  /**
+   * For an agent registration credential: its activation row id and state (the sandbox policy decides what it may
+   * do). Absent for every other credential.
+   */
+  sandbox?: { registrationId: number; state: (typeof ACTIVATION_STATES)[number] };
 }
 
 /** Why a credential that resolved does not authenticate now. */
@@ -133,7 +139,7 @@ export class Callers {
       .limit(1)
       .prepare('media_buying_caller_organization');
     this.registrationQuery = db
-      .select({ organizationId: agentRegistrations.organizationId })
+      .select({ organizationId: agentRegistrations.organizationId, state: agentRegistrations.state })
       .from(agentRegistrations)
       .where(eq(agentRegistrations.id, sql.placeholder('id')))
       .limit(1)
@@ -231,9 +237,13 @@ export class Callers {
   private async registrationCaller(holder: Holder): Promise<Caller | CallerRefusal> {
     const [row] = await this.registrationQuery.execute({ id: holder.credentialId });
     if (!row) return 'owner_inactive';
-    if (row.organizationId !== null)
-      return this.organizationCaller(holder, row.organizationId, { buyer: 'read' });
+    const sandbox = { registrationId: holder.credentialId, state: row.state };
+    if (row.organizationId !== null) {
+      const caller = await this.organizationCaller(holder, row.organizationId, { buyer: 'read' });
+      return typeof caller === 'string' ? caller : { ...caller, sandbox };
+    }
     return {
+      sandbox,
       kind: holder.kind,
       credentialId: holder.credentialId,
       interactive: false,

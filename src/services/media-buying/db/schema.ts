@@ -712,3 +712,6 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
   },
   (t) => [index('mcp_refresh_tokens_grant_idx').on(t.grantId)],
 );
+
+/** Part 2's tables (catalog, buying records, discovery, activation sandbox). */
+export * from './catalog.ts';

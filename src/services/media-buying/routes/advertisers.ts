@@ -69,7 +69,8 @@ export function registerAdvertiserRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       },
     },
     async (request) => {
-      const orgId = ctx.caller(request).organization!.id;
+      // An unbound activation sandbox acts in no organization: id 0 matches no row.
+      const orgId = ctx.caller(request).organization?.id ?? 0;
       const take = request.query.take ?? 50;
       const skip = request.query.skip ?? 0;
       // One query: the page and the total (a window count); past the last row the count is asked on its own.
@@ -94,7 +95,8 @@ export function registerAdvertiserRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       },
     },
     async (request) => {
-      const orgId = ctx.caller(request).organization!.id;
+      // An unbound activation sandbox acts in no organization: id 0 matches no row.
+      const orgId = ctx.caller(request).organization?.id ?? 0;
       const [row] = await db
         .select()
         .from(advertisers)

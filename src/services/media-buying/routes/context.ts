@@ -10,6 +10,8 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
+import { type ActivationSandbox, decide } from '../activation/index.ts';
+import type { BuyerLists, Catalog, DeliveryRunner, Discovery } from '../catalog/index.ts';
 import {
   type AccessLevel,
   allows,
@@ -26,6 +28,7 @@ import {
   credentialMissing,
   forbidden,
   rateLimited,
+  sandboxDenied,
   termsAcceptanceRequired,
 } from '../media-buying-errors.ts';
 import type { Organizations } from '../organizations/index.ts';
@@ -46,6 +49,12 @@ export interface MediaBuyingRouteDeps {
   stores: CredentialStores;
   credentials: MediaBuyingCredentials;
   organizations: Organizations;
+  /** Part 2: the buying and selling records, discovery and the offset lists. */
+  catalog: Catalog;
+  discovery: Discovery;
+  lists: BuyerLists;
+  sandbox: ActivationSandbox;
+  delivery: DeliveryRunner;
 }
 
 /** What a route requires of its caller. */
@@ -147,11 +156,39 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
 
   const guardHook = (guard: Guard) => async (request: FastifyRequest) => {
     const caller = auth.principal(request);
+    if (caller.sandbox) {
+      // The activation sandbox: the policy table decides from the credential's state and the route alone (rule 8).
+      const { decision, routeClass } = decide(
+        caller.sandbox.state,
+        request.method,
+        request.routeOptions.url ?? '',
+      );
+      if (decision !== 'allow') throw sandboxDenied(decision, caller.sandbox.state, routeClass);
+      // An allowed route still applies every other rule of the route: a registration bound to a Buyer Account is
+      // checked like any credential of that account (identity, access, terms, alpha opt-ins); an unbound one acts in
+      // no organization (its granted reads see an empty tenancy) and so has no alpha feature either.
+      if (caller.organization !== null) checkIdentity(guard, caller);
+      await checkTermsAndAlpha(request, guard, caller);
+      return;
+    }
     checkIdentity(guard, caller);
+    await checkTermsAndAlpha(request, guard, caller);
+  };
+
+  /**
+   * The access, terms and alpha rules of a route (after the identity rules).
+   * @throws ApiError 403 `FORBIDDEN`, `TERMS_ACCEPTANCE_REQUIRED`, `ALPHA_OPT_IN_REQUIRED` (also for a caller acting
+   *   in no organization: only an organization is opted in).
+   */
+  const checkTermsAndAlpha = async (request: FastifyRequest, guard: Guard, caller: Caller) => {
     if (guard.needs) checkAccess(caller, guard.needs.fn, guard.needs.level);
     if (isUnsafe(request) && !guard.termsExempt && caller.outstandingTerms !== null)
       throw termsAcceptanceRequired(caller.outstandingTerms);
-    if (guard.alpha && !(await deps.organizations.hasAlpha(caller.organization!.id, guard.alpha)))
+    if (
+      guard.alpha &&
+      (caller.organization === null ||
+        !(await deps.organizations.hasAlpha(caller.organization.id, guard.alpha)))
+    )
       throw alphaOptInRequired(guard.alpha);
   };
 

@@ -4,11 +4,13 @@ import { createAdmission } from '../admission/index.ts';
 import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
 import type { OidcSimulator, SsoClient } from '../sso/index.ts';
+import { registerActivationRoutes } from './activation.ts';
 import { registerAdmissionRoutes } from './admission.ts';
 import { registerAdmissionOpsRoutes } from './admission-ops.ts';
 import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
+import { registerBuyerRecordRoutes } from './buyer-records.ts';
 import { registerConnectedAppRoutes } from './connected-apps.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
@@ -20,6 +22,7 @@ import { registerOrganizationRoutes } from './organizations.ts';
 import { registerPageRoutes } from './pages.ts';
 import { registerSignInRoutes } from './sign-in.ts';
 import { registerSignupRoutes } from './signup.ts';
+import { registerStorefrontRoutes } from './storefront.ts';
 
 export type { MediaBuyingRouteDeps } from './context.ts';
 
@@ -41,6 +44,9 @@ export function registerMediaBuyingRoutes(
   registerBuyerAgentRoutes(app, ctx);
   registerConnectedAppRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);
+  registerBuyerRecordRoutes(app, ctx);
+  registerActivationRoutes(app, ctx);
+  registerStorefrontRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
   const admission = createAdmission(deps);
   registerAdmissionRoutes(app, ctx, admission);

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { advertiserAccounts, salesAgents, storefronts } from '../db/schema.ts';
 import { insertConnection } from './support/connectors.ts';
 import {
   envelopeData,
@@ -18,10 +20,35 @@ import {
 /** Routes with an id that are not organization resources (a token in the path, static assets). */
 const NOT_ORGANIZATION_RESOURCES = new Set(['/auth/verified-signup-data/{token}', '/ui/assets/{name}']);
 
+/** Valid bodies of POST and PUT routes with an id (so the probe reaches the id, not the schema). */
+const BODIES: Record<string, unknown> = {
+  'post /api/v2/buyer/discovery/{discoveryId}/discover-products': { advertiserId: 'adv_probe' },
+  'post /api/v2/storefront/account-links/{accountId}/decision': { decision: 'approve' },
+  'post /api/v2/storefront/storefronts/{storefrontId}/sales-agents': { name: 'taken over', capabilities: [] },
+  'put /api/v2/storefront/sales-agents/{salesAgentId}/pricing-rule': { platformFeeBps: 1 },
+  'post /api/v2/storefront/storefronts/{storefrontId}/products': {
+    name: 'taken over',
+    description: 'x',
+    deliveryType: 'guaranteed',
+    channels: [],
+    formatIds: [{ agentUrl: 'https://creative.example', id: 'f' }],
+    publisherProperties: [{ publisherDomain: 'x.example', selectionType: 'all' }],
+    pricingOptions: [{ pricingOptionId: 'p', pricingModel: 'cpm', currency: 'USD', fixedPrice: 1 }],
+  },
+};
+
+/** The body a probe sends: a valid one where the route needs it, so the probe reaches the id. */
+function probeBody(method: string, path: string): unknown {
+  const known = BODIES[`${method} ${path}`];
+  if (known !== undefined || method !== 'patch') return known;
+  return path.includes('members') ? { role: 'admin' } : { name: 'taken over' };
+}
+
 describe('media buying: every id route answers another organization 404', () => {
   let h: MediaBuyingHarness;
   let ids: Record<string, string>;
   let outsider: string;
+  let sellerOutsider: string;
 
   before(async () => {
     h = await startMediaBuying();
@@ -80,7 +107,33 @@ describe('media buying: every id route answers another organization 404', () => 
         },
       })
     ).json() as { commercialOffer: { id: string } };
+    // Part 2: a discovery session of the demo buyer, and the demo seller's storefront, agent and account link.
+    const discovery = envelopeData<{ discoveryId: string }>(
+      await h.session(owner, {
+        method: 'POST',
+        url: '/api/v2/buyer/discovery/new/discover-products',
+        payload: { advertiserId: advertiser.id },
+      }),
+    );
+    const mbDb = h.platform.booted.services.get('media-buying')!.ctx.db;
+    const [sf] = await mbDb
+      .select({ id: storefronts.id, publicId: storefronts.publicId })
+      .from(storefronts)
+      .where(eq(storefronts.name, 'Demo Storefront'));
+    const [agent2] = await mbDb
+      .select({ publicId: salesAgents.publicId })
+      .from(salesAgents)
+      .where(eq(salesAgents.storefrontId, sf!.id));
+    const [link] = await mbDb
+      .select({ publicId: advertiserAccounts.publicId })
+      .from(advertiserAccounts)
+      .where(eq(advertiserAccounts.storefrontId, sf!.id));
     ids = {
+      mediaBuyId: h.demo.mediaBuyId,
+      discoveryId: discovery.discoveryId,
+      storefrontId: sf!.publicId,
+      salesAgentId: agent2!.publicId,
+      accountId: link!.publicId,
       userId: memberId,
       keyId,
       orgKeyId: orgKey.id,
@@ -95,6 +148,10 @@ describe('media buying: every id route answers another organization 404', () => 
     const other = await h.createOrganization('buyer', 'Outsider Buyer');
     await h.addMember(other, 'outsider-admin@example.com', 'admin');
     outsider = await h.signInAccepted('outsider-admin@example.com', STRONG_PASSWORD);
+    // Seller routes are probed by a seller's administrator (a buyer is refused them as the wrong account kind).
+    const otherSeller = await h.createOrganization('seller', 'Outsider Seller');
+    await h.addMember(otherSeller, 'outsider-seller@example.com', 'admin');
+    sellerOutsider = await h.signInAccepted('outsider-seller@example.com', STRONG_PASSWORD);
   });
   after(() => h?.close());
 
@@ -112,13 +169,8 @@ describe('media buying: every id route answers another organization 404', () => 
           assert.ok(ids[key], `no probe id for {${name}} of ${path}: add one`);
           return ids[key]!;
         });
-        const payload =
-          method === 'patch'
-            ? path.includes('members')
-              ? { role: 'admin' }
-              : { name: 'taken over' }
-            : undefined;
-        const res = await h.session(outsider, {
+        const payload = probeBody(method, path);
+        const res = await h.session(path.startsWith('/api/v2/storefront/') ? sellerOutsider : outsider, {
           method: method.toUpperCase() as 'GET',
           url,
           ...(payload ? { payload } : {}),

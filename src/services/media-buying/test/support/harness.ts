@@ -36,6 +36,11 @@ export interface MediaBuyingHarness {
     apiKey: string;
     organizationId: string;
     sellerOrganizationId: string;
+    /** Part 2's seeded catalog and buying records. */
+    advertiserId: string;
+    campaignId: string;
+    mediaBuyId: string;
+    europeSellerOrganizationId: string;
   };
   /** Sends a request. */
   call(call: Call): Promise<Awaited<ReturnType<ReturnType<TestPlatform['app']>['inject']>>>;

@@ -1,0 +1,284 @@
+/**
+ * Product discovery (spec "Lists and discovery": `POST /api/v2/buyer/discovery/{discoveryId}/discover-products`).
+ *
+ * - **A session starts** when `discoveryId` is `new`: the active products of every active storefront (at most
+ *   {@link MAX_DISCOVERY_PRODUCTS}) are grouped by storefront (storefronts in creation order, products in creation
+ *   order) and kept: a `discovery_sessions` row (`dsc_` id) and one `discovery_quotes` row (`dqt_` quote id) per
+ *   product, holding the product and storefront as they were and each pricing option's price. Later calls with that
+ *   id page through these rows only, so pages never shift while sellers add products and prices never move.
+ * - **Quotes are fixed for the UTC day** the session started (`quote.pricedForDay`); the session expires at the end
+ *   of that day (`expiresAt`, 00:00 UTC next), after which its id answers 409 `CONFLICT` (`discovery_expired`):
+ *   rerun discovery. Part 3 refuses an expired quote id with `FX_QUOTE_EXPIRED`. Expired sessions are pruned hourly.
+ * - **Unavailable products**: a product archived, or whose storefront was archived or replaced, after the session
+ *   started stays in its place (pages do not shift) with `available: false`; its quotes are not offered (`quotes: []`).
+ * - Paging: `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group. A page
+ *   of a kept session is two prepared queries (the session with its advertiser and operator identity; the page).
+ */
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/database.ts';
+import { prefixedHexId } from '../../../platform/ids.ts';
+import {
+  advertisers,
+  buyerOperatorIdentities,
+  type DiscoveryQuoteOption,
+  discoveryQuotes,
+  discoverySessions,
+  organizations,
+  products,
+  storefronts,
+} from '../db/schema.ts';
+import { buyerSetupRequired, conflict, notFound, semanticValidation } from '../media-buying-errors.ts';
+import type { Catalog } from './catalog.ts';
+import { productView } from './views.ts';
+
+/**
+ * Days an expired discovery session (and its quotes) is kept before the hourly prune deletes it: long enough for
+ * part 3 to answer a late quote id `FX_QUOTE_EXPIRED` rather than not found.
+ */
+export const EXPIRED_DISCOVERY_KEPT_DAYS = 7;
+
+/** The most products one discovery session keeps (the rest of a larger catalog is not offered; documented). */
+export const MAX_DISCOVERY_PRODUCTS = 5_000;
+
+/** The path value that starts a new session. */
+export const NEW_DISCOVERY = 'new';
+
+/** Paging of one discover-products call. */
+export interface DiscoverInput {
+  advertiserId: string;
+  groupLimit: number;
+  groupOffset: number;
+  productsPerGroup: number;
+  productOffset: number;
+}
+
+/** The UTC calendar day of `at` (`YYYY-MM-DD`). */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** Discovery sessions and their pages (module comment). */
+export class Discovery {
+  private readonly sessionQuery;
+  private readonly pageQuery;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly catalog: Catalog,
+  ) {
+    this.sessionQuery = db
+      .select({
+        session: discoverySessions,
+        advertiserPublicId: advertisers.publicId,
+        operatorDomain: buyerOperatorIdentities.domain,
+      })
+      .from(discoverySessions)
+      .innerJoin(advertisers, eq(advertisers.id, discoverySessions.advertiserId))
+      .leftJoin(
+        buyerOperatorIdentities,
+        eq(buyerOperatorIdentities.organizationId, discoverySessions.organizationId),
+      )
+      .where(
+        and(
+          eq(discoverySessions.publicId, sql.placeholder('id')),
+          eq(discoverySessions.organizationId, sql.placeholder('orgId')),
+        ),
+      )
+      .limit(1)
+      .prepare('mb_discovery_session');
+    this.pageQuery = db
+      .select({
+        quoteId: discoveryQuotes.publicId,
+        groupIndex: discoveryQuotes.groupIndex,
+        product: discoveryQuotes.product,
+        storefront: discoveryQuotes.storefront,
+        options: discoveryQuotes.options,
+        available: sql<boolean>`(${products.status} = 'active' and ${storefronts.status} = 'active')`,
+      })
+      .from(discoveryQuotes)
+      .innerJoin(products, eq(products.id, discoveryQuotes.productId))
+      .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
+      .where(
+        and(
+          eq(discoveryQuotes.sessionId, sql.placeholder('sessionId')),
+          gte(discoveryQuotes.groupIndex, sql.placeholder('groupFrom')),
+          lt(discoveryQuotes.groupIndex, sql.placeholder('groupTo')),
+          gte(discoveryQuotes.position, sql.placeholder('productFrom')),
+          lt(discoveryQuotes.position, sql.placeholder('productTo')),
+        ),
+      )
+      .orderBy(asc(discoveryQuotes.groupIndex), asc(discoveryQuotes.position))
+      .prepare('mb_discovery_page');
+  }
+
+  /**
+   * One page of a discovery (module comment). A buying route: Buyer Setup step 1 first.
+   * @throws ApiError 409 `BUYER_SETUP_REQUIRED`; 404 for an unknown session or advertiser; 409 `CONFLICT`
+   *   (`discovery_expired`); 422 when `advertiserId` is not the session's.
+   */
+  async discover(organizationId: number, discoveryId: string, input: DiscoverInput) {
+    const now = this.clock.now();
+    let session: typeof discoverySessions.$inferSelect;
+    let advertiserPublicId = input.advertiserId;
+    if (discoveryId === NEW_DISCOVERY) {
+      await this.catalog.requireBuyerSetup(organizationId);
+      const advertiser = await this.catalog.advertiser(organizationId, input.advertiserId);
+      advertiserPublicId = advertiser.publicId;
+      session = await this.start(organizationId, advertiser.id, now);
+    } else {
+      // An unknown or another account's session is 404 before anything else (its existence never leaks).
+      const [found] = await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
+      if (!found) throw notFound('Discovery', discoveryId);
+      if (found.operatorDomain === null) throw buyerSetupRequired('missing_operator_identity');
+      if (this.catalog.isPlatformDomain(found.operatorDomain))
+        throw buyerSetupRequired('platform_operator_not_allowed');
+      if (found.session.expiresAt <= now)
+        throw conflict('This discovery priced its quotes for an earlier UTC day; start a new discovery.', {
+          reason: 'discovery_expired',
+          expiredAt: found.session.expiresAt.toISOString(),
+        });
+      if (found.advertiserPublicId !== input.advertiserId) {
+        // Another advertiser of this account is a 422; an unknown one stays a 404.
+        await this.catalog.advertiser(organizationId, input.advertiserId);
+        throw semanticValidation([
+          {
+            field: 'advertiserId',
+            location: 'body',
+            message: 'must be the advertiser the discovery started with',
+          },
+        ]);
+      }
+      session = found.session;
+    }
+    const groups = session.groups.slice(input.groupOffset, input.groupOffset + input.groupLimit);
+    const rows =
+      groups.length === 0
+        ? []
+        : await this.pageQuery.execute({
+            sessionId: session.id,
+            groupFrom: input.groupOffset,
+            groupTo: input.groupOffset + groups.length,
+            productFrom: input.productOffset,
+            productTo: input.productOffset + input.productsPerGroup,
+          });
+    const expiresAt = session.expiresAt.toISOString();
+    const productGroups = groups.map((g, i) => {
+      const inGroup = rows.filter((r) => r.groupIndex === input.groupOffset + i);
+      return {
+        groupId: g.storefrontId,
+        storefront: g.storefront,
+        totalProducts: g.totalProducts,
+        hasMoreProducts: input.productOffset + inGroup.length < g.totalProducts,
+        products: inGroup.map((r) => ({
+          ...r.product,
+          quoteId: r.quoteId,
+          available: r.available,
+          quotes: r.available
+            ? r.options.map((o) => ({ ...o, pricedForDay: session.quoteDay, expiresAt }))
+            : [],
+        })),
+      };
+    });
+    return {
+      discoveryId: session.publicId,
+      advertiserId: advertiserPublicId,
+      productGroups,
+      totalGroups: session.groups.length,
+      hasMoreGroups: input.groupOffset + groups.length < session.groups.length,
+      summary: {
+        totalProducts: session.groups.reduce((n, g) => n + g.totalProducts, 0),
+        pricedForDay: session.quoteDay,
+        expiresAt,
+      },
+    };
+  }
+
+  /**
+   * Deletes the sessions expired more than {@link EXPIRED_DISCOVERY_KEPT_DAYS} days ago by the clock (their quotes go
+   * with them). @returns how many sessions were deleted.
+   */
+  async prune(): Promise<number> {
+    const before = new Date(this.clock.nowMs() - EXPIRED_DISCOVERY_KEPT_DAYS * 86_400_000);
+    const deleted = await this.db
+      .delete(discoverySessions)
+      .where(lt(discoverySessions.expiresAt, before))
+      .returning({ id: discoverySessions.id });
+    return deleted.length;
+  }
+
+  /**
+   * Starts a session: the active catalog now, its quotes fixed for today's UTC day, written in one transaction.
+   */
+  private async start(organizationId: number, advertiserId: number, now: Date) {
+    const rows = await this.db
+      .select({ product: products, storefront: storefronts, sellerAccountId: organizations.publicId })
+      .from(products)
+      .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
+      .innerJoin(organizations, eq(organizations.id, storefronts.organizationId))
+      .where(and(eq(products.status, 'active'), eq(storefronts.status, 'active')))
+      .orderBy(asc(storefronts.id), asc(products.id))
+      .limit(MAX_DISCOVERY_PRODUCTS);
+    const groups: DiscoveryGroup[] = [];
+    const quotes: Omit<typeof discoveryQuotes.$inferInsert, 'sessionId'>[] = [];
+    for (const r of rows) {
+      let last = groups.at(-1);
+      if (last?.storefrontId !== r.storefront.publicId) {
+        last = {
+          storefrontId: r.storefront.publicId,
+          storefront: {
+            id: r.storefront.publicId,
+            name: r.storefront.name,
+            currency: r.storefront.currency,
+            sellerAccountId: r.sellerAccountId,
+          },
+          totalProducts: 0,
+        };
+        groups.push(last);
+      }
+      quotes.push({
+        publicId: prefixedHexId('dqt'),
+        groupIndex: groups.length - 1,
+        position: last.totalProducts,
+        productId: r.product.id,
+        product: productView(r.product, r.storefront.publicId),
+        storefront: last.storefront,
+        options: r.product.pricingOptions.map(
+          (o): DiscoveryQuoteOption => ({
+            pricingOptionId: o.pricingOptionId,
+            pricingModel: o.pricingModel,
+            price: o.fixedPrice ?? o.floorPrice ?? null,
+            priceType: o.fixedPrice !== undefined ? 'fixed' : 'floor',
+            currency: o.currency,
+          }),
+        ),
+      });
+      last.totalProducts += 1;
+    }
+    const day = utcDay(now);
+    const expiresAt = new Date(`${day}T00:00:00.000Z`);
+    expiresAt.setUTCDate(expiresAt.getUTCDate() + 1);
+    return this.db.transaction(async (tx) => {
+      const [session] = await tx
+        .insert(discoverySessions)
+        .values({
+          publicId: prefixedHexId('dsc'),
+          organizationId,
+          advertiserId,
+          quoteDay: day,
+          groups,
+          createdAt: now,
+          expiresAt,
+        })
+        .returning();
+      for (let i = 0; i < quotes.length; i += 500)
+        await tx
+          .insert(discoveryQuotes)
+          .values(quotes.slice(i, i + 500).map((q) => ({ ...q, sessionId: session!.id })));
+      return session!;
+    });
+  }
+}
+
+type DiscoveryGroup = (typeof discoverySessions.$inferSelect)['groups'][number];
