@@ -2,6 +2,15 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
+import {
+  CarrierSimulator,
+  DeterministicDraftingAgent,
+  draftReplyTask,
+  readTextingConfig,
+  sendTextTask,
+  Texting,
+  textRetentionTask,
+} from './communications/index.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
@@ -53,6 +62,14 @@ export const mediaBuyingService: ServiceDefinition = {
     { name: 'oauth', description: 'The OAuth 2.0 token endpoint, its metadata and signing keys' },
     { name: 'buyer', description: 'Buyer Account resources' },
     {
+      name: 'communications',
+      description: 'Text messages from the agent phone lines of a Seller Account (SMS and RCS)',
+    },
+    {
+      name: 'carrier',
+      description: 'Webhooks the SMS carrier calls (signed with HMAC-SHA256, see the README)',
+    },
+    {
       name: 'pages',
       description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
     },
@@ -82,6 +99,7 @@ export const mediaBuyingService: ServiceDefinition = {
   refusalCounters: ['media_buying.sign_in_throttle'],
   validateEnv(env) {
     readMediaBuyingConfig(env);
+    readTextingConfig(env);
   },
   async setup(ctx) {
     const config = readMediaBuyingConfig(ctx.config.env);
@@ -106,6 +124,21 @@ export const mediaBuyingService: ServiceDefinition = {
       publicUrl,
       uiOrigin,
     });
+    const textingConfig = readTextingConfig(ctx.config.env);
+    // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
+    const carrier = new CarrierSimulator();
+    const texting = new Texting({
+      db: ctx.db,
+      clock: ctx.clock,
+      secrets: ctx.secrets,
+      config: textingConfig,
+      carrier,
+      agent: new DeterministicDraftingAgent(),
+      logger: ctx.logger,
+    });
+    const webhookSecret = textingConfig.webhookSecret
+      ? Buffer.from(textingConfig.webhookSecret, 'utf8')
+      : ctx.secrets.deriveKey('media-buying:carrier-webhook');
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -121,14 +154,21 @@ export const mediaBuyingService: ServiceDefinition = {
           mailer,
           identity,
           sso,
+          texting: { texting, simulator: carrier, webhookSecret },
         });
       },
       tasks: [
         sendMailTask.with({ mailer }),
         pruneThrottleTask.with({ accounts, identity }),
         ...identity.tasks,
+        sendTextTask.with({ texting }),
+        draftReplyTask.with({ texting }),
+        textRetentionTask.with({ texting }),
       ],
-      cron: [{ task: pruneThrottleTask, pattern: '43 * * * *' }],
+      cron: [
+        { task: pruneThrottleTask, pattern: '43 * * * *' },
+        { task: textRetentionTask, pattern: '7 * * * *' },
+      ],
       seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
       async stop() {
         mailer.close();

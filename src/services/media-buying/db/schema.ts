@@ -712,3 +712,4 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
   },
   (t) => [index('mcp_refresh_tokens_grant_idx').on(t.grantId)],
 );
+export * from './communications.ts';

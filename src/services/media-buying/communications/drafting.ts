@@ -1,0 +1,114 @@
+/**
+ * The storefront agent that drafts a reply to an inbound brief (spec "Events", rules 2, 3 and 6).
+ *
+ * A {@link DraftingAgent} gets the words of ONE message and the storefront's public name, and answers text: it has no
+ * tools, no database handle and no account data, so it cannot place or change a buy or a setting, and cannot return
+ * account data it never sees (rule 3). Whatever it answers (the deterministic agent or a model) passes
+ * {@link refuseDraft} before anything is queued; a refused draft is no reply. The sender's words and number are data
+ * to it, never instructions that grant anything (rule 6).
+ */
+import { OPT_OUT_KEYWORDS } from './keywords.ts';
+import { isOneGsm7Segment } from './segments.ts';
+
+/** What the agent is given: one message, and whose storefront answers. */
+export interface Brief {
+  /** The inbound words (untrusted). */
+  text: string;
+  /** The storefront's display name (public). */
+  storefrontName: string;
+}
+
+/** Drafts one reply from one brief. May throw (a model that fails): then no reply. */
+export interface DraftingAgent {
+  draft(brief: Brief): Promise<string>;
+}
+
+/** The opt-out keyword every reply ends with. */
+export const REPLY_OPT_OUT = OPT_OUT_KEYWORDS[0];
+
+/** The longest storefront name a reply carries; longer names are shortened to this with a final `.`. */
+export const REPLY_NAME_MAX = 24;
+
+/**
+ * A storefront name fit for a reply: characters outside a plain GSM-7 set dropped, spaces collapsed, at most
+ * {@link REPLY_NAME_MAX} characters (a longer one cut at a word boundary when it can and ended with `.`).
+ */
+export function shortenName(name: string): string {
+  const plain = name
+    .replace(/[^A-Za-z0-9 &'.,-]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (plain === '') return 'Our team';
+  if (plain.length <= REPLY_NAME_MAX) return plain;
+  const cut = plain.slice(0, REPLY_NAME_MAX - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space >= 8 ? cut.slice(0, space) : cut).replace(/[\s.,&'-]+$/, '')}.`;
+}
+
+/** Channel words the deterministic agent recognizes in a brief. */
+const CHANNELS = [
+  'video',
+  'ctv',
+  'display',
+  'audio',
+  'podcast',
+  'social',
+  'search',
+  'native',
+  'ooh',
+] as const;
+
+/**
+ * The deterministic drafting agent (the default): recognizes channel words and a dollar budget in the brief, and
+ * answers a fixed draft acknowledgement naming them. It echoes no other words of the sender.
+ */
+export class DeterministicDraftingAgent implements DraftingAgent {
+  async draft(brief: Brief): Promise<string> {
+    const words = brief.text.toLowerCase();
+    const channels = CHANNELS.filter((c) => new RegExp(`\\b${c}\\b`).test(words)).slice(0, 3);
+    const budgetMatch = /\$\s?(\d{1,9}(?:,\d{3})*)(k)?\b/i.exec(brief.text);
+    const budget = budgetMatch
+      ? `$${budgetMatch[1]!.replace(/,/g, '').slice(0, 9)}${budgetMatch[2] ? 'k' : ''}`
+      : undefined;
+    const topics = [...channels.map((c) => (c === 'ctv' || c === 'ooh' ? c.toUpperCase() : c))];
+    if (budget) topics.push(budget);
+    const about = topics.length > 0 ? ` (${topics.join(', ')})` : '';
+    return (
+      `${shortenName(brief.storefrontName)}: thanks for your brief${about}. ` +
+      `Draft only: a proposal follows, nothing is booked. Opt out: ${REPLY_OPT_OUT}`
+    );
+  }
+}
+
+/** Why a draft is refused. */
+export type DraftRefusal =
+  | 'not_one_gsm7_segment'
+  | 'no_opt_out_ending'
+  | 'contains_link'
+  | 'contains_contact_or_credential'
+  | 'claims_an_action';
+
+/** Credential and id shapes of this platform and common API keys. */
+const CREDENTIAL =
+  /\b(?:mbu|mbo|mba|mbr|mbt|lgc|wgt|key|org|usr|adv|sf|ln|txo|txi|sk|pk|rk)[_-][A-Za-z0-9_-]{6,}/i;
+const LINK = /(?:https?:\/\/|www\.|\b[a-z0-9-]+\.(?:com|net|org|io|co|ly|me|app|link|xyz)\b)/i;
+const EMAIL = /[^\s@]+@[^\s@]+\.[^\s@]+/;
+/** Seven digits or more in a row (phone numbers, account numbers), separators allowed. */
+const LONG_NUMBER = /(?:\d[\s().-]?){7,}/;
+/** Words of a completed action on a buy, a campaign or the account. */
+const ACTION =
+  /\b(?:i|we|i've|we've|i have|we have|has been|have been|is now|are now)\s+(?:\w+\s+)?(?:booked|placed|purchased|bought|launched|activated|confirmed|changed|updated|cancel+ed|paused|increased|decreased|approved|transferred|charged|refunded)\b/i;
+
+/**
+ * Checks a draft against rule 3 after generation (whatever generated it).
+ * @returns null when the draft may be queued, else why not.
+ */
+export function refuseDraft(draft: string): DraftRefusal | null {
+  if (!isOneGsm7Segment(draft)) return 'not_one_gsm7_segment';
+  if (!new RegExp(`(?:^|[^A-Za-z])${REPLY_OPT_OUT}$`).test(draft)) return 'no_opt_out_ending';
+  if (LINK.test(draft)) return 'contains_link';
+  if (CREDENTIAL.test(draft) || EMAIL.test(draft) || LONG_NUMBER.test(draft))
+    return 'contains_contact_or_credential';
+  if (ACTION.test(draft)) return 'claims_an_action';
+  return null;
+}

@@ -1,0 +1,34 @@
+/**
+ * The background jobs of text-message lines (Graphile Worker): sending one queued text, drafting the reply to one
+ * inbound text, and the retention sweep (hourly).
+ */
+import { Type } from '@sinclair/typebox';
+import { defineTask } from '../../../platform/jobs.ts';
+import type { Texting } from './texting.ts';
+
+/** Sends one queued text (`txo_` id) under the line's limits (spec "Limits"). */
+export const sendTextTask = defineTask(
+  'media-buying:send-text',
+  Type.Object({ outboxId: Type.String({ maxLength: 64 }) }),
+  async (payload, deps: { texting: Texting }) => {
+    await deps.texting.deliver(payload.outboxId);
+  },
+);
+
+/** Runs the storefront agent on one inbound text (`txi_` id) (spec "Events", rules 2-5). */
+export const draftReplyTask = defineTask(
+  'media-buying:draft-reply',
+  Type.Object({ inboundId: Type.String({ maxLength: 64 }) }),
+  async (payload, deps: { texting: Texting }) => {
+    await deps.texting.answer(payload.inboundId);
+  },
+);
+
+/** Deletes the words and numbers of texts older than the retention (spec "Events", rule 7). */
+export const textRetentionTask = defineTask(
+  'media-buying:text-retention',
+  Type.Object({}),
+  async (_payload, deps: { texting: Texting }) => {
+    await deps.texting.purge();
+  },
+);
