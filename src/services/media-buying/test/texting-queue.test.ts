@@ -1,0 +1,162 @@
+/**
+ * The outbound queue (spec "Limits"): 10 texts per minute per line (extras wait), the daily segment budget per line
+ * per UTC day (over-budget texts are not sent and not retried; reset at 00:00 UTC), texts refused before the carrier
+ * counting toward neither limit, and both limits holding across two workers. Time moves on the injected clock.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../../platform/clock.ts';
+import { countSegments, isOneGsm7Segment, SIMULATOR_REFUSED_NUMBER } from '../communications/index.ts';
+import { json, type MediaBuyingHarness, startMediaBuying } from './support.ts';
+import { carrierLog, inbound, outboxOf, sendText, setupSeller, wakeJobs } from './texting-support.ts';
+
+/** Two workers at once (two Graphile Worker runners on the same database). */
+async function twoWorkers(h: MediaBuyingHarness): Promise<void> {
+  await Promise.all([h.platform.runDueJobs(), h.platform.runDueJobs()]);
+}
+
+describe('segments (GSM-7 with its extension table, UCS-2)', () => {
+  test('GSM-7: 160 in one segment, 161 in two (153 each); extension characters count twice', () => {
+    assert.deepEqual(countSegments('a'.repeat(160)), { encoding: 'GSM-7', segments: 1 });
+    assert.deepEqual(countSegments('a'.repeat(161)), { encoding: 'GSM-7', segments: 2 });
+    assert.deepEqual(countSegments('a'.repeat(306)), { encoding: 'GSM-7', segments: 2 });
+    assert.deepEqual(countSegments('a'.repeat(307)), { encoding: 'GSM-7', segments: 3 });
+    assert.deepEqual(countSegments('€'.repeat(80)), { encoding: 'GSM-7', segments: 1 });
+    assert.deepEqual(countSegments('€'.repeat(81)), { encoding: 'GSM-7', segments: 2 });
+    assert.deepEqual(countSegments(`${'a'.repeat(158)}[`), { encoding: 'GSM-7', segments: 1 });
+    assert.deepEqual(countSegments(`${'a'.repeat(159)}{`), { encoding: 'GSM-7', segments: 2 });
+  });
+
+  test('UCS-2: any character outside GSM-7 makes 70 per segment (67 each when longer)', () => {
+    assert.deepEqual(countSegments('ж'.repeat(70)), { encoding: 'UCS-2', segments: 1 });
+    assert.deepEqual(countSegments('ж'.repeat(71)), { encoding: 'UCS-2', segments: 2 });
+    assert.deepEqual(countSegments(`${'a'.repeat(69)}✓`), { encoding: 'UCS-2', segments: 1 });
+    assert.deepEqual(countSegments(`${'a'.repeat(70)}✓`), { encoding: 'UCS-2', segments: 2 });
+    assert.equal(isOneGsm7Segment('é'.repeat(160)), true, 'é is in the GSM-7 basic table');
+    assert.equal(isOneGsm7Segment('ê'), false, 'ê is not');
+  });
+});
+
+describe('the outbound queue: 10 per minute per line, across two workers', () => {
+  let h: MediaBuyingHarness;
+  before(async () => {
+    h = await startMediaBuying();
+  });
+  after(() => h.close());
+
+  test('15 texts: two workers send exactly 10 in the minute; the rest wait and go out once the minute has passed', async () => {
+    const seller = await setupSeller(h);
+    for (let i = 0; i < 15; i++) {
+      const res = await sendText(h, seller.adminKey, {
+        line: seller.line,
+        destination: '+12125550123',
+        text: `t${i}`,
+      });
+      assert.equal(res.statusCode, 202, res.body);
+    }
+    await twoWorkers(h);
+    let rows = await outboxOf(h, seller.lineId);
+    assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
+    assert.equal(rows.filter((r) => r.status === 'pending').length, 5);
+    // Still inside the minute: nothing more goes out, whatever wakes the jobs.
+    h.clock.advance(30_000);
+    await wakeJobs(h);
+    await twoWorkers(h);
+    rows = await outboxOf(h, seller.lineId);
+    assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
+    h.clock.advance(31_000);
+    await wakeJobs(h);
+    await twoWorkers(h);
+    rows = await outboxOf(h, seller.lineId);
+    assert.equal(rows.filter((r) => r.status === 'sent').length, 15);
+    const log = (await carrierLog(h)).filter((m) => m.from === seller.line);
+    assert.equal(log.length, 15);
+    assert.equal(log[0]!.to, '+12125550123');
+  });
+
+  test('the limit is per line: another line sends its own 10 in the same minute', async () => {
+    const a = await setupSeller(h);
+    const b = await setupSeller(h);
+    for (let i = 0; i < 11; i++) {
+      await sendText(h, a.adminKey, { line: a.line, destination: '+12125550123', text: `a${i}` });
+      await sendText(h, b.adminKey, { line: b.line, destination: '+12125550123', text: `b${i}` });
+    }
+    await twoWorkers(h);
+    for (const s of [a, b]) {
+      const rows = await outboxOf(h, s.lineId);
+      assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
+    }
+  });
+
+  test('texts refused before the carrier (an opted-out recipient, a retired line) are dropped, never sent, and count toward nothing', async () => {
+    const seller = await setupSeller(h);
+    const who = '+13475550142';
+    for (let i = 0; i < 3; i++)
+      await sendText(h, seller.adminKey, { line: seller.line, destination: who, text: `queued ${i}` });
+    // STOP drops what is queued to that number.
+    assert.equal(json(await inbound(h, seller.line, who, 'QUIT')).data.kind, 'opt_out');
+    for (let i = 0; i < 10; i++)
+      await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text: `ok ${i}` });
+    await twoWorkers(h);
+    const rows = await outboxOf(h, seller.lineId);
+    assert.equal(rows.filter((r) => r.status === 'dropped' && r.reason === 'opted_out').length, 3);
+    assert.equal(
+      rows.filter((r) => r.status === 'sent').length,
+      10,
+      'the dropped ones did not use the minute',
+    );
+    await sendText(h, seller.adminKey, {
+      line: seller.line,
+      destination: '+12125550123',
+      text: 'after retire',
+    });
+    await h.ops('PATCH', `/_ops/text-lines/${seller.lineId}`, { status: 'retired' });
+    h.clock.advance(61_000);
+    await twoWorkers(h);
+    const last = (await outboxOf(h, seller.lineId)).at(-1)!;
+    assert.deepEqual([last.status, last.reason], ['dropped', 'line_retired']);
+  });
+});
+
+describe('the daily segment budget per line (UTC day)', () => {
+  let h: MediaBuyingHarness;
+  before(async () => {
+    h = await startMediaBuying({
+      clock: new ManualClock(new Date('2026-11-24T23:50:00Z')),
+      env: { MEDIA_BUYING_TEXT_DAILY_SEGMENTS: '6', MEDIA_BUYING_TEXT_PER_MINUTE: '1000' },
+    });
+  });
+  after(() => h.close());
+
+  test('long and non-Latin texts cost several segments; an over-budget text is not sent and not retried; 00:00 UTC resets', async () => {
+    const seller = await setupSeller(h);
+    const send = async (text: string, destination = '+12125550123') => {
+      const res = await sendText(h, seller.adminKey, { line: seller.line, destination, text });
+      assert.equal(res.statusCode, 202, res.body);
+      await h.platform.runDueJobs();
+      return (await outboxOf(h, seller.lineId)).at(-1)!;
+    };
+    // Refused by the carrier: not sent, costs nothing.
+    const refused = await send('a'.repeat(300), SIMULATOR_REFUSED_NUMBER);
+    assert.equal(refused.status, 'refused');
+    assert.deepEqual([(await send('a'.repeat(161))).segments, 'sent'], [2, 'sent']);
+    const ucs = await send('ж'.repeat(71));
+    assert.deepEqual([ucs.segments, ucs.status], [2, 'sent']);
+    const over = await send('€'.repeat(81)); // 2 + 2 + 2 = 6 segments: exactly the budget
+    assert.deepEqual([over.segments, over.status], [2, 'sent']);
+    const spent = await send('one more');
+    assert.deepEqual([spent.status, spent.reason], ['over_budget', 'daily_budget']);
+    // Not retried: waking every job and running again changes nothing.
+    await wakeJobs(h);
+    await h.platform.runDueJobs();
+    assert.equal(
+      (await outboxOf(h, seller.lineId)).find((r) => r.outboxId === spent.outboxId)!.status,
+      'over_budget',
+    );
+    // 23:59:59 is the same UTC day; 00:00:00 the next.
+    h.clock.set(new Date('2026-11-24T23:59:59Z'));
+    assert.equal((await send('still today')).status, 'over_budget');
+    h.clock.set(new Date('2026-11-25T00:00:00Z'));
+    assert.equal((await send('new day')).status, 'sent');
+  });
+});
