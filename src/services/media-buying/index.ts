@@ -6,6 +6,7 @@ import {
   CarrierSimulator,
   DeterministicDraftingAgent,
   draftReplyTask,
+  OpenAiDraftingAgent,
   readTextingConfig,
   sendTextTask,
   Texting,
@@ -133,7 +134,10 @@ export const mediaBuyingService: ServiceDefinition = {
       secrets: ctx.secrets,
       config: textingConfig,
       carrier,
-      agent: new DeterministicDraftingAgent(),
+      // The deterministic drafting agent, or the OpenAI-compatible model when configured (checked the same way).
+      agent: textingConfig.draftingModel
+        ? new OpenAiDraftingAgent({ ...textingConfig.draftingModel, outbound: ctx.outbound })
+        : new DeterministicDraftingAgent(),
       logger: ctx.logger,
     });
     const webhookSecret = textingConfig.webhookSecret

@@ -66,10 +66,8 @@ export class DeterministicDraftingAgent implements DraftingAgent {
   async draft(brief: Brief): Promise<string> {
     const words = brief.text.toLowerCase();
     const channels = CHANNELS.filter((c) => new RegExp(`\\b${c}\\b`).test(words)).slice(0, 3);
-    const budgetMatch = /\$\s?(\d{1,9}(?:,\d{3})*)(k)?\b/i.exec(brief.text);
-    const budget = budgetMatch
-      ? `$${budgetMatch[1]!.replace(/,/g, '').slice(0, 9)}${budgetMatch[2] ? 'k' : ''}`
-      : undefined;
+    const budgetMatch = /\$\s?(\d{1,9}(?:,\d{3}){0,3})(k|m)?\b/i.exec(brief.text);
+    const budget = budgetMatch ? roundedDollars(budgetMatch[1]!, budgetMatch[2]) : undefined;
     const topics = [...channels.map((c) => (c === 'ctv' || c === 'ooh' ? c.toUpperCase() : c))];
     if (budget) topics.push(budget);
     const about = topics.length > 0 ? ` (${topics.join(', ')})` : '';
@@ -78,6 +76,19 @@ export class DeterministicDraftingAgent implements DraftingAgent {
       `Draft only: a proposal follows, nothing is booked. Opt out: ${REPLY_OPT_OUT}`
     );
   }
+}
+
+/**
+ * A dollar amount as a reply shows it: rounded, `$900`, `$25k`, `$1.5M` (never a long run of digits, which a reply
+ * may not carry).
+ */
+function roundedDollars(digits: string, suffix: string | undefined): string {
+  const scale = suffix?.toLowerCase() === 'm' ? 1e6 : suffix?.toLowerCase() === 'k' ? 1e3 : 1;
+  const amount = Number(digits.replace(/,/g, '')) * scale;
+  if (amount >= 1e9) return `$${Math.round(amount / 1e8) / 10}B`;
+  if (amount >= 1e6) return `$${Math.round(amount / 1e5) / 10}M`;
+  if (amount >= 1e3) return `$${Math.round(amount / 1e2) / 10}k`;
+  return `$${amount}`;
 }
 
 /** Why a draft is refused. */

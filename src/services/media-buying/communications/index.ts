@@ -22,6 +22,7 @@ export {
   shortenName,
 } from './drafting.ts';
 export { keywordOf } from './keywords.ts';
+export { DRAFTING_INSTRUCTIONS, OpenAiDraftingAgent } from './model-drafting.ts';
 export { countSegments, isOneGsm7Segment } from './segments.ts';
 export { draftReplyTask, sendTextTask, textRetentionTask } from './tasks.ts';
 export {
