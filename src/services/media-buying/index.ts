@@ -173,7 +173,7 @@ export const mediaBuyingService: ServiceDefinition = {
         { task: pruneThrottleTask, pattern: '43 * * * *' },
         { task: textRetentionTask, pattern: '7 * * * *' },
       ],
-      seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, publicUrl: ctx.publicUrl }),
+      seed: (tx) => seedDemo(tx, { organizations, accounts, credentials, texting, publicUrl: ctx.publicUrl }),
       async stop() {
         mailer.close();
         await unlistenKeys();

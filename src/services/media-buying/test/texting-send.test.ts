@@ -194,6 +194,19 @@ describe('text-message commands', () => {
     assert.ok(!JSON.stringify(dump.rows).includes('6465550177'));
   });
 
+  test('the seed: the demo Seller Account key sends from the demo line at once; the text goes out through the queue', async () => {
+    assert.match(h.seeded.sellerApiKey, /^mbu_/);
+    const res = await sendText(h, h.seeded.sellerApiKey, {
+      line: h.seeded.sellerLine,
+      destination: '+12125550188',
+      text: 'Hello from the demo line',
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    await h.platform.runDueJobs();
+    const log = json(await h.ops('GET', '/_ops/carrier/messages')).messages as { from: string; to: string }[];
+    assert.ok(log.some((m) => m.from === h.seeded.sellerLine && m.to === '+12125550188'));
+  });
+
   test('rule 6: there is no status lookup route', async () => {
     const res = await sendText(h, seller.adminKey, { line: seller.line, destination: DEST, text: 'x' });
     const id = json(res).data.outboxId;
