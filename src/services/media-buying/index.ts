@@ -127,7 +127,7 @@ export const mediaBuyingService: ServiceDefinition = {
     });
     const textingConfig = readTextingConfig(ctx.config.env);
     // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
-    const carrier = new CarrierSimulator();
+    const carrier = new CarrierSimulator(textingConfig.simulatorLatencyMs);
     const texting = new Texting({
       db: ctx.db,
       clock: ctx.clock,

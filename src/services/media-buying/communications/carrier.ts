@@ -45,7 +45,11 @@ export const SIMULATOR_REFUSED_NUMBER = '+12025550199';
 export class CarrierSimulator implements Carrier {
   private readonly log: (CarrierText & { carrierMessageId: string })[] = [];
 
+  /** @param latencyMs how long each acceptance takes (default 0). */
+  constructor(private readonly latencyMs = 0) {}
+
   async send(text: CarrierText): Promise<CarrierOutcome> {
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     if (text.to === SIMULATOR_REFUSED_NUMBER)
       return { accepted: false, reason: 'carrier_refused_destination' };
     const carrierMessageId = prefixedHexId('sim');

@@ -15,6 +15,11 @@ export interface TextingConfig {
    */
   webhookSecret: string | undefined;
   /**
+   * `MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS` (default 0, at most 10000): how long the carrier simulator takes to
+   * accept a text (to watch the queue under a slow carrier).
+   */
+  simulatorLatencyMs: number;
+  /**
    * The optional OpenAI-compatible drafting model: `MEDIA_BUYING_DRAFTING_MODEL_URL` (base URL), `..._MODEL` (model
    * name) and `..._KEY` (API key), all three or none. Unset: the deterministic drafting agent.
    */
@@ -61,6 +66,9 @@ export function readTextingConfig(env: Env): TextingConfig {
     dailySegments: integer(env, 'MEDIA_BUYING_TEXT_DAILY_SEGMENTS', 500, 1_000_000),
     perMinute: integer(env, 'MEDIA_BUYING_TEXT_PER_MINUTE', 10, 10_000),
     webhookSecret,
+    simulatorLatencyMs: set(env, 'MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS')
+      ? integer(env, 'MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS', 0, 10_000)
+      : 0,
     draftingModel: baseUrl && model && apiKey ? { baseUrl, model, apiKey } : undefined,
   };
 }

@@ -6,12 +6,15 @@ import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../../platform/jobs.ts';
 import type { Texting } from './texting.ts';
 
-/** Sends one queued text (`txo_` id) under the line's limits (spec "Limits"). */
+/**
+ * Sends the queued texts of one line (`ln_` id) under its limits (spec "Limits"). One job per line (job key: the
+ * line), added or kept by every queued text; it reschedules itself while texts wait for the minute to free.
+ */
 export const sendTextTask = defineTask(
-  'media-buying:send-text',
-  Type.Object({ outboxId: Type.String({ maxLength: 64 }) }),
+  'media-buying:send-texts',
+  Type.Object({ lineId: Type.String({ maxLength: 64 }) }),
   async (payload, deps: { texting: Texting }) => {
-    await deps.texting.deliver(payload.outboxId);
+    await deps.texting.pump(payload.lineId);
   },
 );
 

@@ -43,6 +43,8 @@ export const REPLIES_PER_LINE_HOUR = 60;
 /** How long inbound words and numbers are kept (spec "Limits", "Text retention"). */
 export const RETENTION_MS = 30 * 24 * 3_600_000;
 const MINUTE_MS = 60_000;
+/** Texts one run of a line's send job handles before it hands over to a successor job. */
+const PUMP_BATCH = 50;
 const HOUR_MS = 3_600_000;
 
 /** The answer of the send command (spec "Text-message command result"). */
@@ -108,6 +110,7 @@ export class Texting {
     this.sendLookup = db
       .select({
         lineId: textLines.id,
+        linePublicId: textLines.publicId,
         status: textLines.status,
         enabled: sql<boolean>`coalesce(${phoneLineSwitches.enabled}, false)`,
         consent: textConsents.status,
@@ -309,6 +312,7 @@ export class Texting {
       outboxId,
       organizationId,
       lineId: found.lineId,
+      linePublicId: found.linePublicId,
       origin: 'command',
       channel: command.channel,
       requestId: command.requestId,
@@ -342,8 +346,10 @@ export class Texting {
   }
 
   /**
-   * Inserts a pending text and its send job in ONE statement (atomic without a transaction of its own; inside `tx`
-   * when given one). @returns false when the requestId was taken meanwhile (nothing written).
+   * Inserts a pending text and adds (or keeps) its line's send job in ONE statement (atomic without a transaction of
+   * its own; inside `tx` when given one). The job key is the line: one job sends the line's queue; a job waiting for
+   * the minute to free keeps its time (`preserve_run_at`); a job running now gets a successor (Graphile Worker
+   * detaches the key of a locked job). @returns false when the requestId was taken meanwhile (nothing written).
    */
   private async queue(
     executor: Executor,
@@ -351,6 +357,7 @@ export class Texting {
       outboxId: string;
       organizationId: number;
       lineId: number;
+      linePublicId: string;
       origin: 'command' | 'agent_reply';
       channel: TextChannel;
       requestId: string | null;
@@ -375,96 +382,140 @@ export class Texting {
         on conflict do nothing
         returning public_id
       )
-      select graphile_worker.add_job(${sendTextTask.name}, json_build_object('outboxId', public_id)) from inserted`);
+      select graphile_worker.add_job(
+        identifier => ${sendTextTask.name},
+        payload => json_build_object('lineId', ${item.linePublicId}::text),
+        job_key => ${`${sendTextTask.name}:${item.linePublicId}`},
+        job_key_mode => 'preserve_run_at'
+      ) from inserted`);
     return result.rows.length === 1;
   }
 
   // ---------------------------------------------------------------- the outbound queue
 
   /**
-   * Sends one queued text if its line's limits allow (spec "Limits"), in one transaction that holds the line's row
-   * lock (so the limits hold across any number of workers):
+   * Sends the queued texts of one line, oldest first, each in its own transaction holding the line's row lock (so the
+   * limits hold across any number of workers and jobs):
    * - the line retired, its switch off, or the recipient opted out: `dropped`, never sent, never retried;
-   * - 10 texts sent by the line in the last minute (on the clock): it stays pending and is tried again when the
-   *   oldest of them leaves the minute;
+   * - 10 texts sent by the line in the last minute (on the clock): the rest stay pending and the job is rescheduled
+   *   for when the oldest of those 10 leaves the minute;
    * - the line's segments sent since 00:00 UTC plus this text's over the daily budget: `over_budget`, never retried;
    * - else the carrier: accepted (`sent`) or refused (`refused`). A carrier that cannot be reached throws: the job
-   *   is retried with Graphile Worker's backoff, and nothing counted.
+   *   is retried with Graphile Worker's backoff, and nothing is counted.
    * Texts refused before the carrier (dropped, over budget) count toward neither limit: only `sent` texts are counted.
+   * At most {@link PUMP_BATCH} texts per run; then the job adds its successor and ends (other lines get their turn).
    */
-  async deliver(outboxId: string): Promise<void> {
-    const { db, clock, config, secrets, carrier } = this.deps;
-    const retryInMs = await db.transaction(async (tx): Promise<number | null> => {
-      const [item] = await tx
-        .select()
-        .from(textOutbox)
-        .where(eq(textOutbox.publicId, outboxId))
-        .for('update');
-      if (item?.status !== 'pending') return null;
-      const [line] = await tx.select().from(textLines).where(eq(textLines.id, item.lineId)).for('update');
-      const drop = async (status: 'dropped' | 'over_budget', reason: string) => {
-        await tx.update(textOutbox).set({ status, reason }).where(eq(textOutbox.id, item.id));
-        return null;
-      };
-      if (line?.status !== 'active') return drop('dropped', 'line_retired');
-      if (!(await this.phoneLinesEnabled(line.organizationId, tx)))
-        return drop('dropped', 'phone_lines_disabled');
-      const [consent] = await tx
-        .select({ status: textConsents.status })
-        .from(textConsents)
-        .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash)));
-      if (consent?.status === 'opted_out') return drop('dropped', 'opted_out');
-      const now = clock.now();
-      const [recent] = await tx
-        .select({
-          n: sql<number>`count(*)::int`,
-          oldest: sql<string | null>`min(${textOutbox.sentAt})::text`,
-        })
-        .from(textOutbox)
-        .where(
-          and(
-            eq(textOutbox.lineId, line.id),
-            eq(textOutbox.status, 'sent'),
-            gte(textOutbox.sentAt, new Date(now.getTime() - MINUTE_MS + 1)),
-            lte(textOutbox.sentAt, now),
-          ),
+  async pump(linePublicId: string): Promise<void> {
+    const { db } = this.deps;
+    for (let i = 0; i < PUMP_BATCH; i++) {
+      const step = await db.transaction((tx) => this.sendNext(tx, linePublicId));
+      if (step === 'empty') return;
+      if (typeof step === 'number') {
+        // The wait is measured on the service clock; the job's wake-up is in database (wall) time.
+        await sendTextTask.enqueue(
+          db,
+          { lineId: linePublicId },
+          { jobKey: linePublicId, jobKeyMode: 'preserve_run_at', runAt: new Date(Date.now() + step) },
         );
-      if (recent!.n >= config.perMinute)
-        return Math.max(1000, new Date(recent!.oldest!).getTime() + MINUTE_MS - now.getTime());
-      const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-      const [spent] = await tx
-        .select({ segments: sql<number>`coalesce(sum(${textOutbox.segments}), 0)::int` })
-        .from(textOutbox)
-        .where(
-          and(
-            eq(textOutbox.lineId, line.id),
-            eq(textOutbox.status, 'sent'),
-            gte(textOutbox.sentAt, dayStart),
-            lte(textOutbox.sentAt, now),
-          ),
-        );
-      if (spent!.segments + item.segments > config.dailySegments) return drop('over_budget', 'daily_budget');
-      const outcome = await carrier.send({
-        channel: item.channel,
-        from: line.number,
-        to: secrets.decrypt(item.destinationSealed!, `${item.publicId}:destination`),
-        text: secrets.decrypt(item.textSealed!, `${item.publicId}:text`),
-      });
-      if (outcome.accepted)
-        await tx
-          .update(textOutbox)
-          .set({ status: 'sent', sentAt: now, carrierMessageId: outcome.carrierMessageId })
-          .where(eq(textOutbox.id, item.id));
-      else
-        await tx
-          .update(textOutbox)
-          .set({ status: 'refused', reason: outcome.reason })
-          .where(eq(textOutbox.id, item.id));
-      return null;
+        return;
+      }
+    }
+    await sendTextTask.enqueue(
+      db,
+      { lineId: linePublicId },
+      { jobKey: linePublicId, jobKeyMode: 'preserve_run_at' },
+    );
+  }
+
+  /**
+   * One text of {@link pump}, in `tx`. @returns `empty` (no pending text), `next` (one was handled), or the
+   * milliseconds to wait for the minute to free.
+   */
+  private async sendNext(tx: Executor, linePublicId: string): Promise<'empty' | 'next' | number> {
+    const { clock, config, secrets, carrier } = this.deps;
+    const [line] = await tx
+      .select()
+      .from(textLines)
+      .where(eq(textLines.publicId, linePublicId))
+      .for('update');
+    if (!line) return 'empty';
+    const [item] = await tx
+      .select()
+      .from(textOutbox)
+      .where(and(eq(textOutbox.lineId, line.id), eq(textOutbox.status, 'pending')))
+      .orderBy(textOutbox.id)
+      .limit(1)
+      .for('update');
+    if (!item) return 'empty';
+    const drop = async (status: 'dropped' | 'over_budget', reason: string) => {
+      await tx.update(textOutbox).set({ status, reason }).where(eq(textOutbox.id, item.id));
+      return 'next' as const;
+    };
+    if (line.status !== 'active') return drop('dropped', 'line_retired');
+    if (!(await this.phoneLinesEnabled(line.organizationId, tx)))
+      return drop('dropped', 'phone_lines_disabled');
+    const [consent] = await tx
+      .select({ status: textConsents.status })
+      .from(textConsents)
+      .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash)));
+    if (consent?.status === 'opted_out') return drop('dropped', 'opted_out');
+    const now = clock.now();
+    const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const minuteStart = new Date(now.getTime() - MINUTE_MS);
+    const [usage] = await tx
+      .select({
+        lastMinute: sql<number>`count(*) filter (where ${textOutbox.sentAt} > ${minuteStart.toISOString()}::timestamptz)::int`,
+        oldest: sql<
+          string | null
+        >`min(${textOutbox.sentAt}) filter (where ${textOutbox.sentAt} > ${minuteStart.toISOString()}::timestamptz)::text`,
+        segments: sql<number>`coalesce(sum(${textOutbox.segments}), 0)::int`,
+      })
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          eq(textOutbox.status, 'sent'),
+          gte(textOutbox.sentAt, dayStart < minuteStart ? dayStart : minuteStart),
+          lte(textOutbox.sentAt, now),
+        ),
+      );
+    if (usage!.lastMinute >= config.perMinute)
+      return Math.max(1000, new Date(usage!.oldest!).getTime() + MINUTE_MS - now.getTime());
+    // The day's segments: texts sent since 00:00 UTC (the window above may reach into yesterday for the minute).
+    const daySegments =
+      dayStart < minuteStart
+        ? usage!.segments
+        : (
+            await tx
+              .select({ segments: sql<number>`coalesce(sum(${textOutbox.segments}), 0)::int` })
+              .from(textOutbox)
+              .where(
+                and(
+                  eq(textOutbox.lineId, line.id),
+                  eq(textOutbox.status, 'sent'),
+                  gte(textOutbox.sentAt, dayStart),
+                  lte(textOutbox.sentAt, now),
+                ),
+              )
+          )[0]!.segments;
+    if (daySegments + item.segments > config.dailySegments) return drop('over_budget', 'daily_budget');
+    const outcome = await carrier.send({
+      channel: item.channel,
+      from: line.number,
+      to: secrets.decrypt(item.destinationSealed!, `${item.publicId}:destination`),
+      text: secrets.decrypt(item.textSealed!, `${item.publicId}:text`),
     });
-    if (typeof retryInMs === 'number')
-      // The wait is measured on the service clock; the job's wake-up is in database (wall) time.
-      await sendTextTask.enqueue(db, { outboxId }, { runAt: new Date(Date.now() + retryInMs) });
+    if (outcome.accepted)
+      await tx
+        .update(textOutbox)
+        .set({ status: 'sent', sentAt: now, carrierMessageId: outcome.carrierMessageId })
+        .where(eq(textOutbox.id, item.id));
+    else
+      await tx
+        .update(textOutbox)
+        .set({ status: 'refused', reason: outcome.reason })
+        .where(eq(textOutbox.id, item.id));
+    return 'next';
   }
 
   /** Records a carrier delivery receipt on the text it names (unknown ids are ignored). @returns true when found. */
@@ -721,6 +772,7 @@ export class Texting {
         outboxId,
         organizationId: picked.organizationId,
         lineId: line.id,
+        linePublicId: line.publicId,
         origin: 'agent_reply',
         channel: 'sms',
         requestId: null,

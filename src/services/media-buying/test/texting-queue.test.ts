@@ -1,18 +1,37 @@
 /**
  * The outbound queue (spec "Limits"): 10 texts per minute per line (extras wait), the daily segment budget per line
  * per UTC day (over-budget texts are not sent and not retried; reset at 00:00 UTC), texts refused before the carrier
- * counting toward neither limit, and both limits holding across two workers. Time moves on the injected clock.
+ * counting toward neither limit, and both limits holding across several workers. Time moves on the injected clock.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { ManualClock } from '../../../platform/clock.ts';
-import { countSegments, isOneGsm7Segment, SIMULATOR_REFUSED_NUMBER } from '../communications/index.ts';
+import {
+  CarrierSimulator,
+  countSegments,
+  DeterministicDraftingAgent,
+  isOneGsm7Segment,
+  readTextingConfig,
+  SIMULATOR_REFUSED_NUMBER,
+  sendTextTask,
+  Texting,
+} from '../communications/index.ts';
 import { json, type MediaBuyingHarness, startMediaBuying } from './support.ts';
-import { carrierLog, inbound, outboxOf, sendText, setupSeller, wakeJobs } from './texting-support.ts';
+import { carrierLog, dbOf, inbound, outboxOf, sendText, setupSeller, wakeJobs } from './texting-support.ts';
 
-/** Two workers at once (two Graphile Worker runners on the same database). */
-async function twoWorkers(h: MediaBuyingHarness): Promise<void> {
-  await Promise.all([h.platform.runDueJobs(), h.platform.runDueJobs()]);
+/**
+ * Three workers at once (three Graphile Worker runners on the same database), with a send job of every line that has
+ * pending texts for each (as when a job's key was detached while it ran): all work on one line at the same time.
+ */
+async function workers(h: MediaBuyingHarness): Promise<void> {
+  const db = dbOf(h);
+  const lines = await db.execute(
+    sql`select distinct l.public_id from media_buying.text_outbox o join media_buying.text_lines l on l.id = o.line_id where o.status = 'pending'`,
+  );
+  for (const row of lines.rows as { public_id: string }[])
+    for (let i = 0; i < 2; i++) await sendTextTask.enqueue(db, { lineId: row.public_id });
+  await Promise.all([h.platform.runDueJobs(), h.platform.runDueJobs(), h.platform.runDueJobs()]);
 }
 
 describe('segments (GSM-7 with its extension table, UCS-2)', () => {
@@ -37,14 +56,15 @@ describe('segments (GSM-7 with its extension table, UCS-2)', () => {
   });
 });
 
-describe('the outbound queue: 10 per minute per line, across two workers', () => {
+describe('the outbound queue: 10 per minute per line, across several workers', () => {
   let h: MediaBuyingHarness;
   before(async () => {
-    h = await startMediaBuying();
+    // A slow carrier (20 ms per text) makes two workers overlap on one line.
+    h = await startMediaBuying({ env: { MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS: '20' } });
   });
   after(() => h.close());
 
-  test('15 texts: two workers send exactly 10 in the minute; the rest wait and go out once the minute has passed', async () => {
+  test('15 texts: three workers send exactly 10 in the minute; the rest wait and go out once the minute has passed', async () => {
     const seller = await setupSeller(h);
     for (let i = 0; i < 15; i++) {
       const res = await sendText(h, seller.adminKey, {
@@ -54,24 +74,48 @@ describe('the outbound queue: 10 per minute per line, across two workers', () =>
       });
       assert.equal(res.statusCode, 202, res.body);
     }
-    await twoWorkers(h);
+    await workers(h);
     let rows = await outboxOf(h, seller.lineId);
     assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
     assert.equal(rows.filter((r) => r.status === 'pending').length, 5);
     // Still inside the minute: nothing more goes out, whatever wakes the jobs.
     h.clock.advance(30_000);
     await wakeJobs(h);
-    await twoWorkers(h);
+    await workers(h);
     rows = await outboxOf(h, seller.lineId);
     assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
     h.clock.advance(31_000);
     await wakeJobs(h);
-    await twoWorkers(h);
+    await workers(h);
     rows = await outboxOf(h, seller.lineId);
     assert.equal(rows.filter((r) => r.status === 'sent').length, 15);
     const log = (await carrierLog(h)).filter((m) => m.from === seller.line);
     assert.equal(log.length, 15);
     assert.equal(log[0]!.to, '+12125550123');
+  });
+
+  test('three send jobs of one line running at once (each as a worker would, with a slow carrier) send exactly 10', async () => {
+    const seller = await setupSeller(h);
+    for (let i = 0; i < 14; i++)
+      await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text: `p${i}` });
+    const svc = h.platform.booted.services.get('media-buying')!;
+    const texting = new Texting({
+      db: svc.ctx.db,
+      clock: svc.ctx.clock,
+      secrets: svc.ctx.secrets,
+      config: readTextingConfig({}),
+      carrier: new CarrierSimulator(20),
+      agent: new DeterministicDraftingAgent(),
+      logger: svc.ctx.logger,
+    });
+    await Promise.all([
+      texting.pump(seller.lineId),
+      texting.pump(seller.lineId),
+      texting.pump(seller.lineId),
+    ]);
+    const rows = await outboxOf(h, seller.lineId);
+    assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
+    assert.equal(rows.filter((r) => r.status === 'pending').length, 4);
   });
 
   test('the limit is per line: another line sends its own 10 in the same minute', async () => {
@@ -81,7 +125,7 @@ describe('the outbound queue: 10 per minute per line, across two workers', () =>
       await sendText(h, a.adminKey, { line: a.line, destination: '+12125550123', text: `a${i}` });
       await sendText(h, b.adminKey, { line: b.line, destination: '+12125550123', text: `b${i}` });
     }
-    await twoWorkers(h);
+    await workers(h);
     for (const s of [a, b]) {
       const rows = await outboxOf(h, s.lineId);
       assert.equal(rows.filter((r) => r.status === 'sent').length, 10);
@@ -97,7 +141,7 @@ describe('the outbound queue: 10 per minute per line, across two workers', () =>
     assert.equal(json(await inbound(h, seller.line, who, 'QUIT')).data.kind, 'opt_out');
     for (let i = 0; i < 10; i++)
       await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text: `ok ${i}` });
-    await twoWorkers(h);
+    await workers(h);
     const rows = await outboxOf(h, seller.lineId);
     assert.equal(rows.filter((r) => r.status === 'dropped' && r.reason === 'opted_out').length, 3);
     assert.equal(
@@ -112,7 +156,7 @@ describe('the outbound queue: 10 per minute per line, across two workers', () =>
     });
     await h.ops('PATCH', `/_ops/text-lines/${seller.lineId}`, { status: 'retired' });
     h.clock.advance(61_000);
-    await twoWorkers(h);
+    await workers(h);
     const last = (await outboxOf(h, seller.lineId)).at(-1)!;
     assert.deepEqual([last.status, last.reason], ['dropped', 'line_retired']);
   });
