@@ -346,10 +346,13 @@ export class Texting {
   }
 
   /**
-   * Inserts a pending text and adds (or keeps) its line's send job in ONE statement (atomic without a transaction of
-   * its own; inside `tx` when given one). The job key is the line: one job sends the line's queue; a job waiting for
-   * the minute to free keeps its time (`preserve_run_at`); a job running now gets a successor (Graphile Worker
-   * detaches the key of a locked job). @returns false when the requestId was taken meanwhile (nothing written).
+   * Inserts a pending text and makes sure its line's send job will see it, in ONE statement (atomic without a
+   * transaction of its own; inside `tx` when given one). The job key is the line: one job sends the line's queue.
+   * When that job is waiting (not running) nothing is written to the job queue: concurrent sends on one line do not
+   * all update one job row (measured: half the throughput). When none waits, `add_job` adds it (a running job gets a
+   * successor: Graphile Worker detaches the key of a locked job; a job waiting for the minute keeps its time,
+   * `preserve_run_at`). Reads Graphile Worker 0.17's `_private_jobs` (`key`, `locked_at`): re-check on an upgrade.
+   * @returns false when the requestId was taken meanwhile (nothing written).
    */
   private async queue(
     executor: Executor,
@@ -370,24 +373,33 @@ export class Texting {
   ): Promise<boolean> {
     const { secrets, clock } = this.deps;
     const segments = countSegments(item.text).segments;
+    const jobKey = `${sendTextTask.name}:${item.linePublicId}`;
+    // The line's key-share lock is taken before the job check (the insert reads the locked row) and held to commit:
+    // a send job's next step locks the line for update, so it waits for this text and sees it.
     const result = await executor.execute(sql`
-      with inserted as (
+      with line as (
+        select id from ${textLines} where id = ${item.lineId} for key share
+      ), inserted as (
         insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
           destination_hash, destination_sealed, text_sealed, segments, status, inbound_id, created_at)
-        values (${item.outboxId}, ${item.organizationId}, ${item.lineId}, ${item.origin}, ${item.channel},
+        select ${item.outboxId}, ${item.organizationId}, line.id, ${item.origin}, ${item.channel},
           ${item.requestId}::uuid, ${item.fingerprint}, ${item.destinationHash},
           ${secrets.encrypt(item.destination, `${item.outboxId}:destination`)},
           ${secrets.encrypt(item.text, `${item.outboxId}:text`)}, ${segments}, 'pending', ${item.inboundId},
-          ${clock.now().toISOString()}::timestamptz)
+          ${clock.now().toISOString()}::timestamptz
+        from line
         on conflict do nothing
         returning public_id
       )
-      select graphile_worker.add_job(
-        identifier => ${sendTextTask.name},
-        payload => json_build_object('lineId', ${item.linePublicId}::text),
-        job_key => ${`${sendTextTask.name}:${item.linePublicId}`},
-        job_key_mode => 'preserve_run_at'
-      ) from inserted`);
+      select case
+        when exists (select 1 from graphile_worker._private_jobs j where j.key = ${jobKey} and j.locked_at is null)
+          then null
+        else graphile_worker.add_job(
+          identifier => ${sendTextTask.name},
+          payload => json_build_object('lineId', ${item.linePublicId}::text),
+          job_key => ${jobKey},
+          job_key_mode => 'preserve_run_at')
+      end from inserted`);
     return result.rows.length === 1;
   }
 

@@ -118,6 +118,18 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
     assert.equal(rows.filter((r) => r.status === 'pending').length, 4);
   });
 
+  test('a line has one waiting send job, whatever the number of queued texts; it sends them all', async () => {
+    const seller = await setupSeller(h);
+    for (let i = 0; i < 5; i++)
+      await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text: `j${i}` });
+    const jobs = await dbOf(h).execute(
+      sql`select count(*)::int as n from graphile_worker._private_jobs where payload->>'lineId' = ${seller.lineId}`,
+    );
+    assert.equal((jobs.rows[0] as { n: number }).n, 1);
+    await h.platform.runDueJobs();
+    assert.equal((await outboxOf(h, seller.lineId)).filter((r) => r.status === 'sent').length, 5);
+  });
+
   test('the limit is per line: another line sends its own 10 in the same minute', async () => {
     const a = await setupSeller(h);
     const b = await setupSeller(h);
