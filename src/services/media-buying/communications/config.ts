@@ -11,7 +11,7 @@ export interface TextingConfig {
   perMinute: number;
   /**
    * `MEDIA_BUYING_CARRIER_WEBHOOK_SECRET` (at least 32 characters): the secret of carrier webhook signatures. Unset: a
-   * key derived from the secrets key (the simulator signs with it; `GET /_ops/carrier/webhook-secret` shows it).
+   * key derived from the secrets key, with which the carrier simulator signs (`POST /_ops/carrier/inbound`).
    */
   webhookSecret: string | undefined;
   /**
