@@ -65,17 +65,6 @@ export interface TextCommand {
   text: string;
 }
 
-/** A line as the operator sees it. */
-export interface LineView {
-  id: string;
-  organizationId: string;
-  number: string;
-  storefrontId: string | null;
-  status: 'active' | 'retired';
-  assignedAt: string;
-  retiredAt: string | null;
-}
-
 /** An inbound text as the carrier webhook hands it over. */
 export interface InboundText {
   carrierMessageId: string;
