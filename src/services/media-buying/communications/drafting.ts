@@ -45,6 +45,11 @@ export function shortenName(name: string): string {
   return `${(space >= 8 ? cut.slice(0, space) : cut).replace(/[\s.,&'-]+$/, '')}.`;
 }
 
+/** The fixed answer to HELP and INFO: one GSM-7 segment ending with the opt-out keyword. */
+export function helpReply(storefrontName: string): string {
+  return `${shortenName(storefrontName)}: media proposals by text. Msg&data rates may apply. Opt out: ${REPLY_OPT_OUT}`;
+}
+
 /** Channel words the deterministic agent recognizes in a brief. */
 const CHANNELS = [
   'video',

@@ -29,7 +29,7 @@ import { badRequest, conflict, notFound } from '../media-buying-errors.ts';
 import type { Carrier } from './carrier.ts';
 import type { TextingConfig } from './config.ts';
 import { classifyDestination } from './destinations.ts';
-import { type DraftingAgent, refuseDraft } from './drafting.ts';
+import { type DraftingAgent, helpReply, refuseDraft } from './drafting.ts';
 import { keywordOf } from './keywords.ts';
 import { countSegments } from './segments.ts';
 import { draftReplyTask, sendTextTask } from './tasks.ts';
@@ -350,7 +350,7 @@ export class Texting {
       organizationId: number;
       lineId: number;
       linePublicId: string;
-      origin: 'command' | 'agent_reply';
+      origin: 'command' | 'agent_reply' | 'help_reply';
       channel: TextChannel;
       requestId: string | null;
       fingerprint: string;
@@ -611,7 +611,47 @@ export class Texting {
         await this.recordArrival(tx, line, fromHash, now);
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
       }
+      if (kind === 'help' && !optedOut)
+        await this.queueHelpReply(tx, line, input.from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
+    });
+  }
+
+  /**
+   * The fixed answer to HELP or INFO (a control message, not a brief: no agent): who texts from this line and how to
+   * opt out, through the same queue and checks as every text. None to a sender outside the sending limits, or while
+   * the Seller Account's lines are disabled. It is not an agent reply (the reply caps do not count it).
+   */
+  private async queueHelpReply(
+    tx: Executor,
+    line: LineRow,
+    from: string,
+    fromHash: string,
+    inboundId: number,
+  ): Promise<void> {
+    const destination = classifyDestination(from);
+    if (!destination.allowed || !(await this.phoneLinesEnabled(line.organizationId, tx))) return;
+    const [storefront] =
+      line.storefrontId === null
+        ? []
+        : await tx
+            .select({ name: storefronts.name })
+            .from(storefronts)
+            .where(eq(storefronts.id, line.storefrontId));
+    const outboxId = prefixedHexId('txo');
+    await this.queue(tx, {
+      outboxId,
+      organizationId: line.organizationId,
+      lineId: line.id,
+      linePublicId: line.publicId,
+      origin: 'help_reply',
+      channel: 'sms',
+      requestId: null,
+      fingerprint: outboxId,
+      destination: destination.e164,
+      destinationHash: fromHash,
+      text: helpReply(storefront?.name ?? 'This line'),
+      inboundId,
     });
   }
 

@@ -88,8 +88,11 @@ export const textConsents = mediaBuyingSchema.table(
 export const TEXT_CHANNELS = ['sms', 'rcs'] as const;
 export type TextChannel = (typeof TEXT_CHANNELS)[number];
 
-/** Who queued an outbound text: the send command, or the storefront agent's drafted reply. */
-export const OUTBOX_ORIGINS = ['command', 'agent_reply'] as const;
+/**
+ * Who queued an outbound text: the send command, the storefront agent's drafted reply, or the line's fixed answer to
+ * a HELP or INFO keyword.
+ */
+export const OUTBOX_ORIGINS = ['command', 'agent_reply', 'help_reply'] as const;
 
 /**
  * Outbound statuses: `pending` (queued), `sent` (the carrier accepted it), `dropped` (not sent, never retried: the

@@ -169,13 +169,27 @@ describe('inbound texts', () => {
       }
     });
 
-    test('HELP and INFO are control messages, not briefs: no drafted reply', async () => {
+    test('HELP and INFO are control messages, not briefs: no drafted reply, the fixed help answer (none once opted out)', async () => {
       for (const keyword of ['HELP', 'info']) {
         const who = sender();
         const row = await arrive(who, keyword);
         assert.deepEqual([row.kind, row.status], ['help', 'handled']);
         assert.equal((await outboxOf(h, seller.lineId)).filter((r) => r.origin === 'agent_reply').length, 0);
+        await h.platform.runDueJobs();
+        const replies = await repliesTo(who);
+        assert.equal(replies.length, 1);
+        assert.equal(
+          replies[0]!.text,
+          'Harbor Media: media proposals by text. Msg&data rates may apply. Opt out: STOP',
+        );
+        assert.ok(isOneGsm7Segment(replies[0]!.text));
+        assert.equal(refuseDraft(replies[0]!.text), null);
       }
+      const who = sender();
+      await arrive(who, 'STOP');
+      await arrive(who, 'HELP');
+      await h.platform.runDueJobs();
+      assert.equal((await repliesTo(who)).length, 0);
     });
   });
 
