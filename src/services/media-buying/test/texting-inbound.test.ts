@@ -122,6 +122,38 @@ describe('inbound texts', () => {
       );
     });
 
+    test('delivery receipts: a signed receipt is recorded on the text the carrier accepted; unsigned ones are 401', async () => {
+      const res = await sendText(h, seller.adminKey, {
+        line: seller.line,
+        destination: '+12125550123',
+        text: 'r',
+      });
+      assert.equal(res.statusCode, 202);
+      await h.platform.runDueJobs();
+      const row = await dbOf(h).execute(
+        sql`select carrier_message_id from media_buying.text_outbox where public_id = ${json(res).data.outboxId}`,
+      );
+      const messageId = (row.rows[0] as { carrier_message_id: string }).carrier_message_id;
+      const body = JSON.stringify({ messageId, status: 'delivered' });
+      const ts = Math.floor(h.clock.nowMs() / 1000);
+      const receipt = (headers: Record<string, string>) =>
+        h.platform.app('media-buying').inject({
+          method: 'POST',
+          url: '/carrier/webhooks/status',
+          headers: { 'content-type': 'application/json', ...headers },
+          payload: body,
+        });
+      assert.equal((await receipt({})).statusCode, 401);
+      const ok = await receipt({
+        'x-carrier-timestamp': String(ts),
+        'x-carrier-signature': signCarrierWebhook(secret(), ts, body),
+      });
+      assert.equal(ok.statusCode, 200, ok.body);
+      assert.equal(json(ok).data.recorded, true);
+      const log = await h.ops('GET', `/_ops/text-lines/${seller.lineId}/outbox`);
+      assert.equal(json(log).texts[0].deliveryStatus, 'delivered');
+    });
+
     test('an inbound text to a number that is no active line is 404', async () => {
       const res = await inbound(h, '+12025559876', SENDER, 'hi');
       assert.equal(res.statusCode, 404, res.body);
