@@ -586,27 +586,7 @@ export class Texting {
         .onConflictDoNothing()
         .returning({ id: textInbound.id });
       if (!inserted) return { inboundId: publicId, kind, duplicate: true };
-      if (kind === 'opt_out' || kind === 'opt_in') {
-        const status = kind === 'opt_out' ? 'opted_out' : 'opted_in';
-        await tx
-          .insert(textConsents)
-          .values({ lineId: line.id, numberHash: fromHash, status, changedAt: now })
-          .onConflictDoUpdate({
-            target: [textConsents.lineId, textConsents.numberHash],
-            set: { status, changedAt: now },
-          });
-      }
-      if (kind === 'opt_out')
-        await tx
-          .update(textOutbox)
-          .set({ status: 'dropped', reason: 'opted_out' })
-          .where(
-            and(
-              eq(textOutbox.lineId, line.id),
-              eq(textOutbox.destinationHash, fromHash),
-              eq(textOutbox.status, 'pending'),
-            ),
-          );
+      if (kind === 'opt_out' || kind === 'opt_in') await this.applyConsent(tx, line.id, kind, fromHash, now);
       if (briefForAgent) {
         await this.recordArrival(tx, line, fromHash, now);
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
@@ -615,6 +595,37 @@ export class Texting {
         await this.queueHelpReply(tx, line, input.from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
     });
+  }
+
+  /**
+   * Rule 1: records an opt-out or opt-in of a number on a line; an opt-out drops the line's pending texts to it.
+   */
+  private async applyConsent(
+    tx: Executor,
+    lineId: number,
+    kind: 'opt_out' | 'opt_in',
+    fromHash: string,
+    now: Date,
+  ): Promise<void> {
+    const status = kind === 'opt_out' ? 'opted_out' : 'opted_in';
+    await tx
+      .insert(textConsents)
+      .values({ lineId, numberHash: fromHash, status, changedAt: now })
+      .onConflictDoUpdate({
+        target: [textConsents.lineId, textConsents.numberHash],
+        set: { status, changedAt: now },
+      });
+    if (kind === 'opt_out')
+      await tx
+        .update(textOutbox)
+        .set({ status: 'dropped', reason: 'opted_out' })
+        .where(
+          and(
+            eq(textOutbox.lineId, lineId),
+            eq(textOutbox.destinationHash, fromHash),
+            eq(textOutbox.status, 'pending'),
+          ),
+        );
   }
 
   /**
