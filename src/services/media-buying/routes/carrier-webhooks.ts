@@ -78,6 +78,8 @@ export function registerCarrierWebhookRoutes(
   };
 
   const route = { preParsing: keepRawBody, preValidation: checkSignature };
+  // No credential scheme: the carrier authenticates each request by its HMAC signature (headers below), as webhooks do.
+  const security: { [scheme: string]: string[] }[] = [];
 
   app.post(
     '/carrier/webhooks/inbound',
@@ -86,6 +88,7 @@ export function registerCarrierWebhookRoutes(
       schema: {
         operationId: 'carrierInboundText',
         tags: ['carrier'],
+        security,
         summary: 'The carrier delivers an inbound text to a line (signed)',
         description:
           'Keywords (STOP, UNSUBSCRIBE, CANCEL, END, QUIT; START, UNSTOP; HELP, INFO: one word, trimmed, any case) ' +
@@ -139,6 +142,7 @@ export function registerCarrierWebhookRoutes(
       schema: {
         operationId: 'carrierDeliveryReceipt',
         tags: ['carrier'],
+        security,
         summary: 'The carrier reports the delivery of a text it accepted (signed)',
         headers,
         body: Type.Object(
