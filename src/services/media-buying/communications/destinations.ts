@@ -57,3 +57,17 @@ export function classifyDestination(destination: string): DestinationClass {
   if (!ORDINARY_TYPES.has(type)) return { allowed: false, reason: 'not_ordinary' };
   return { allowed: true, e164: parsed.number, region, type };
 }
+
+/**
+ * The sender number of an inbound text as one E.164 key (review MUST 1: a STOP from `13125550147` must opt out the
+ * same number a command texts as `+13125550147`). The carrier may omit the `+`: a number without it is read as a +1
+ * number (national `3125550147` or `13125550147`, with `libphonenumber-js`); one with `+` is kept as written. A string
+ * that is no possible number (a short code such as `12345`) is kept as `+` and its digits, so it still has one key.
+ * @param from the carrier's `from` (digits, optionally after `+`).
+ * @returns E.164 (`+13125550147`).
+ */
+export function normalizeSender(from: string): string {
+  if (from.startsWith('+')) return from;
+  const parsed = parsePhoneNumberFromString(from, 'US');
+  return parsed?.isPossible() ? parsed.number : `+${from}`;
+}

@@ -28,7 +28,7 @@ import {
 import { badRequest, conflict, notFound } from '../media-buying-errors.ts';
 import type { Carrier } from './carrier.ts';
 import type { TextingConfig } from './config.ts';
-import { classifyDestination } from './destinations.ts';
+import { classifyDestination, normalizeSender } from './destinations.ts';
 import { type DraftingAgent, helpReply, refuseDraft } from './drafting.ts';
 import { keywordOf } from './keywords.ts';
 import { countSegments } from './segments.ts';
@@ -542,6 +542,8 @@ export class Texting {
     input: InboundText,
   ): Promise<{ inboundId: string; kind: InboundKind; duplicate: boolean } | null> {
     const { db, clock, secrets } = this.deps;
+    // One key per sender however the carrier writes it (with or without `+`), the key the send command hashes.
+    const from = normalizeSender(input.from);
     return db.transaction(async (tx) => {
       const [line] = await tx
         .select()
@@ -558,7 +560,7 @@ export class Texting {
       const now = clock.now();
       const keyword = keywordOf(input.text);
       const kind: InboundKind = keyword ?? 'brief';
-      const fromHash = this.hashNumber(input.from);
+      const fromHash = this.hashNumber(from);
       const [consent] = await tx
         .select({ status: textConsents.status })
         .from(textConsents)
@@ -579,7 +581,7 @@ export class Texting {
           status: briefForAgent ? 'queued' : kind === 'brief' ? 'no_reply' : 'handled',
           outcome: kind === 'brief' && optedOut ? 'opted_out' : null,
           fromHash,
-          fromSealed: secrets.encrypt(input.from, `${publicId}:from`),
+          fromSealed: secrets.encrypt(from, `${publicId}:from`),
           textSealed: secrets.encrypt(input.text, `${publicId}:text`),
           handledAt: briefForAgent ? null : now,
         })
@@ -592,7 +594,7 @@ export class Texting {
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
       }
       if (kind === 'help' && !optedOut)
-        await this.queueHelpReply(tx, line, input.from, fromHash, inserted.id);
+        await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
     });
   }

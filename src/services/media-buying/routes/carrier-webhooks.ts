@@ -101,7 +101,7 @@ export function registerCarrierWebhookRoutes(
             to: Type.String({ pattern: E164_PATTERN, description: "The line's number" }),
             from: Type.String({
               pattern: '^\\+?[0-9]{3,15}$',
-              description: "The sender's number (untrusted)",
+              description: "The sender's number (untrusted); written without `+` it is read as a +1 number (`13125550147` and `3125550147` are `+13125550147`)",
             }),
             text: Type.String({ maxLength: TEXT_MAX_LENGTH, description: 'The words (may be blank)' }),
           },

@@ -201,6 +201,25 @@ describe('inbound texts', () => {
       }
     });
 
+    test('a STOP from the number written without "+" (13125550147 or 3125550147) opts out the E.164 number commands text', async () => {
+      for (const strip of [(e164: string) => e164.slice(1), (e164: string) => e164.slice(2)]) {
+        const who = sender();
+        const row = await arrive(strip(who), 'STOP');
+        assert.deepEqual([row.kind, row.status], ['opt_out', 'handled']);
+        assert.equal(
+          json(await sendText(h, seller.adminKey, { line: seller.line, destination: who, text: 'x' })).error
+            ?.details.reason,
+          'recipient_opted_out',
+          strip(who),
+        );
+        await arrive(strip(who), 'START');
+        assert.equal(
+          (await sendText(h, seller.adminKey, { line: seller.line, destination: who, text: 'x' })).statusCode,
+          202,
+        );
+      }
+    });
+
     test('HELP and INFO are control messages, not briefs: no drafted reply, the fixed help answer (none once opted out)', async () => {
       for (const keyword of ['HELP', 'info']) {
         const who = sender();
