@@ -297,20 +297,22 @@ export class Texting {
         field: 'destination',
       });
     const outboxId = prefixedHexId('txo');
-    const inserted = await this.queue(this.deps.db, {
-      outboxId,
-      organizationId,
-      lineId: found.lineId,
-      linePublicId: found.linePublicId,
-      origin: 'command',
-      channel: command.channel,
-      requestId: command.requestId,
-      fingerprint,
-      destination: destination.e164,
-      destinationHash: hash,
-      text: command.text,
-      inboundId: null,
-    });
+    const inserted = await this.deps.db.transaction((tx) =>
+      this.queue(tx, {
+        outboxId,
+        organizationId,
+        lineId: found.lineId,
+        linePublicId: found.linePublicId,
+        origin: 'command',
+        channel: command.channel,
+        requestId: command.requestId,
+        fingerprint,
+        destination: destination.e164,
+        destinationHash: hash,
+        text: command.text,
+        inboundId: null,
+      }),
+    );
     if (inserted) return { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' };
     // A concurrent command with the same requestId won the insert: answer as a repeat of it.
     const [winner] = await this.deps.db
@@ -335,16 +337,17 @@ export class Texting {
   }
 
   /**
-   * Inserts a pending text and makes sure its line's send job will see it, in ONE statement (atomic without a
-   * transaction of its own; inside `tx` when given one). The job key is the line: one job sends the line's queue.
-   * When that job is waiting (not running) nothing is written to the job queue: concurrent sends on one line do not
+   * Inserts a pending text and makes sure its line's send job will see it, inside the caller's transaction `tx`: the
+   * line's key-share lock first, then the insert and the job check in one statement. The job key is the line: one job
+   * sends the line's queue. When that job is waiting (not running, no failed attempt) nothing is written to the job
+   * queue: concurrent sends on one line do not
    * all update one job row (measured: half the throughput). When none waits, `add_job` adds it (a running job gets a
    * successor: Graphile Worker detaches the key of a locked job; a job waiting for the minute keeps its time,
    * `preserve_run_at`). Reads Graphile Worker 0.17's `_private_jobs` (`key`, `locked_at`): re-check on an upgrade.
    * @returns false when the requestId was taken meanwhile (nothing written).
    */
   private async queue(
-    executor: Executor,
+    tx: Executor,
     item: {
       outboxId: string;
       organizationId: number;
@@ -363,25 +366,30 @@ export class Texting {
     const { secrets, clock } = this.deps;
     const segments = countSegments(item.text).segments;
     const jobKey = `${sendTextTask.name}:${item.linePublicId}`;
-    // The line's key-share lock is taken before the job check (the insert reads the locked row) and held to commit:
-    // a send job's next step locks the line for update, so it waits for this text and sees it.
-    const result = await executor.execute(sql`
-      with line as (
-        select id from ${textLines} where id = ${item.lineId} for key share
-      ), inserted as (
+    // The line's key-share lock in a statement of its own, held to commit: a send job's next step locks the line for
+    // update, so it waits for this text and sees it. The job check below is a later statement, so (read committed)
+    // it reads the job as it is once the lock is held, not as it was before waiting for it (review MUST 3: a job
+    // that drained the queue while this send waited would otherwise be taken for a waiting one).
+    const locked = await tx.execute(sql`select id from ${textLines} where id = ${item.lineId} for key share`);
+    if (locked.rows.length === 0) return false;
+    // The job counts as waiting only when it is neither running nor in backoff after a failure (attempts = 0); else
+    // add_job resets its attempts and run_at (review MUST 2: a job in backoff, or dead after its last attempt,
+    // would leave the line's texts unsent).
+    const result = await tx.execute(sql`
+      with inserted as (
         insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
           destination_hash, destination_sealed, text_sealed, segments, status, inbound_id, created_at)
-        select ${item.outboxId}, ${item.organizationId}, line.id, ${item.origin}, ${item.channel},
+        values (${item.outboxId}, ${item.organizationId}, ${item.lineId}, ${item.origin}, ${item.channel},
           ${item.requestId}::uuid, ${item.fingerprint}, ${item.destinationHash},
           ${secrets.encrypt(item.destination, `${item.outboxId}:destination`)},
           ${secrets.encrypt(item.text, `${item.outboxId}:text`)}, ${segments}, 'pending', ${item.inboundId},
-          ${clock.now().toISOString()}::timestamptz
-        from line
+          ${clock.now().toISOString()}::timestamptz)
         on conflict do nothing
         returning public_id
       )
       select case
-        when exists (select 1 from graphile_worker._private_jobs j where j.key = ${jobKey} and j.locked_at is null)
+        when exists (select 1 from graphile_worker._private_jobs j
+                     where j.key = ${jobKey} and j.locked_at is null and j.attempts = 0)
           then null
         else graphile_worker.add_job(
           identifier => ${sendTextTask.name},
@@ -593,8 +601,7 @@ export class Texting {
         await this.recordArrival(tx, line, fromHash, now);
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
       }
-      if (kind === 'help' && !optedOut)
-        await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
+      if (kind === 'help' && !optedOut) await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
     });
   }

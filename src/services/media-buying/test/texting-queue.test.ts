@@ -130,6 +130,107 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
     assert.equal((await outboxOf(h, seller.lineId)).filter((r) => r.status === 'sent').length, 5);
   });
 
+  test('a send pulls forward the line job in backoff after a carrier failure, and revives one that failed for good', async () => {
+    const seller = await setupSeller(h);
+    const db = dbOf(h);
+    const key = `${sendTextTask.name}:${seller.lineId}`;
+    const job = async () =>
+      (
+        await db.execute(
+          sql`select attempts, max_attempts, run_at <= now() as due from graphile_worker._private_jobs where key = ${key}`,
+        )
+      ).rows[0] as { attempts: number; max_attempts: number; due: boolean };
+    for (const failed of ['backoff', 'dead'] as const) {
+      await sendText(h, seller.adminKey, {
+        line: seller.line,
+        destination: '+12125550123',
+        text: `a-${failed}`,
+      });
+      // The carrier was unreachable: the job failed and waits (backoff) or has no attempt left.
+      await db.execute(
+        failed === 'backoff'
+          ? sql`update graphile_worker._private_jobs set attempts = 1, run_at = now() + interval '3 hours', last_error = 'carrier down' where key = ${key}`
+          : sql`update graphile_worker._private_jobs set attempts = max_attempts, last_error = 'carrier down' where key = ${key}`,
+      );
+      await h.platform.runDueJobs();
+      assert.equal(
+        (await outboxOf(h, seller.lineId)).filter((r) => r.status === 'pending').length,
+        1,
+        failed,
+      );
+      const res = await sendText(h, seller.adminKey, {
+        line: seller.line,
+        destination: '+12125550123',
+        text: `b-${failed}`,
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      const after = await job();
+      assert.deepEqual([after.attempts, after.due], [0, true], failed);
+      await h.platform.runDueJobs();
+      assert.equal(
+        (await outboxOf(h, seller.lineId)).filter((r) => r.status === 'pending').length,
+        0,
+        failed,
+      );
+    }
+  });
+
+  test('a send waiting for the line lock while the job drains the queue still gets a job (the check reads the job after the lock)', async () => {
+    const seller = await setupSeller(h);
+    const db = dbOf(h);
+    const key = `${sendTextTask.name}:${seller.lineId}`;
+    // A waiting job of the line, its queue empty.
+    await sendTextTask.enqueue(db, { lineId: seller.lineId }, { jobKey: seller.lineId });
+    const [{ id: jobId }] = (
+      await db.execute(sql`select id from graphile_worker._private_jobs where key = ${key}`)
+    ).rows as { id: string }[];
+    // The job's step: the line locked for update (no text pending) ...
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let lockTaken!: () => void;
+    const taken = new Promise<void>((resolve) => {
+      lockTaken = resolve;
+    });
+    const step = db.transaction(async (tx) => {
+      await tx.execute(
+        sql`select id from media_buying.text_lines where public_id = ${seller.lineId} for update`,
+      );
+      lockTaken();
+      await held;
+    });
+    await taken;
+    // ... a send arrives and waits for the line's lock ...
+    const sending = sendText(h, seller.adminKey, {
+      line: seller.line,
+      destination: '+12125550123',
+      text: 'late',
+    });
+    for (let i = 0; ; i++) {
+      const waiting = await db.execute(
+        sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%for key share%'`,
+      );
+      if (waiting.rows.length > 0) break;
+      assert.ok(i < 500, 'the send never waited for the line lock');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // ... meanwhile the worker has taken the job (it runs), finds the queue empty and completes.
+    await db.execute(
+      sql`update graphile_worker._private_jobs set locked_at = now(), locked_by = 'test-worker' where id = ${jobId}`,
+    );
+    release();
+    await step;
+    assert.equal((await sending).statusCode, 202);
+    await db.execute(sql`delete from graphile_worker._private_jobs where id = ${jobId}`);
+    await h.platform.runDueJobs();
+    assert.deepEqual(
+      (await outboxOf(h, seller.lineId)).map((r) => r.status),
+      ['sent'],
+      'the text is not left pending without a job',
+    );
+  });
+
   test('the limit is per line: another line sends its own 10 in the same minute', async () => {
     const a = await setupSeller(h);
     const b = await setupSeller(h);
