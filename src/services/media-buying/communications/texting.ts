@@ -466,7 +466,7 @@ export class Texting {
     const [consent] = await tx
       .select({ status: textConsents.status })
       .from(textConsents)
-      .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash)));
+      .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash ?? '')));
     if (consent?.status === 'opted_out') return drop('dropped', 'opted_out');
     const now = clock.now();
     const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
@@ -851,8 +851,9 @@ export class Texting {
 
   /**
    * Deletes the words and numbers of inbound texts that arrived 30 days ago or earlier (rule 7), except those the
-   * agent is still working on; the arrival records stay. The words and destination of outbound texts finished 30
-   * days ago go too (an agent reply's destination is the sender's number).
+   * agent is still working on; the arrival records stay. The words, destination (sealed and hashed) and inbound link
+   * of outbound texts finished 30 days ago go too (an agent reply's destination is the sender's number), and the
+   * number hash of a conversation record whose last arrival is 30 days old. The consent record keeps its hash.
    * @returns how many inbound texts lost their words.
    */
   async purge(): Promise<number> {
@@ -872,14 +873,21 @@ export class Texting {
       .returning({ id: textInbound.id });
     await db
       .update(textOutbox)
-      .set({ destinationSealed: null, textSealed: null })
+      .set({ destinationSealed: null, textSealed: null, destinationHash: null, inboundId: null })
       .where(
         and(
           lte(textOutbox.createdAt, cutoff),
           inArray(textOutbox.status, ['sent', 'dropped', 'over_budget', 'refused']),
-          sql`${textOutbox.textSealed} is not null`,
+          sql`(${textOutbox.textSealed} is not null or ${textOutbox.destinationHash} is not null or ${textOutbox.inboundId} is not null)`,
         ),
       );
+    // A conversation whose last arrival is 30 days old loses its number hash (its arrival times stay, unlinked); a
+    // later text from the number starts a new record.
+    await db.execute(sql`
+      update ${textConversations} c set number_hash = null
+      where c.number_hash is not null
+        and not exists (select 1 from ${textConversationArrivals} a
+                        where a.conversation_id = c.id and a.arrived_at > ${cutoff.toISOString()}::timestamptz)`);
     if (purged.length > 0)
       this.deps.logger.info({ purged: purged.length }, 'inbound text words deleted (retention)');
     return purged.length;

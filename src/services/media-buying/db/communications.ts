@@ -70,7 +70,10 @@ export const textLines = mediaBuyingSchema.table(
 /** Consent statuses of a number on a line. */
 export const CONSENT_STATUSES = ['opted_in', 'opted_out'] as const;
 
-/** The per-line, per-number consent record (rule 1 of "Events"); no row: never opted out. */
+/**
+ * The per-line, per-number consent record (rule 1 of "Events"); no row: never opted out. Its number hash is the one
+ * kept past the 30-day retention, on purpose: an opt-out must outlive the texts, or the number could be texted again.
+ */
 export const textConsents = mediaBuyingSchema.table(
   'text_consents',
   {
@@ -120,7 +123,8 @@ export const textOutbox = mediaBuyingSchema.table(
     requestId: uuid('request_id'),
     /** HMAC of (channel, line, destination, text): a reused requestId with other fields is a conflict. */
     fingerprint: text('fingerprint').notNull(),
-    destinationHash: text('destination_hash').notNull(),
+    /** Matches the destination (consent, drop on opt-out, reply caps); deleted (null) with the sealed number. */
+    destinationHash: text('destination_hash'),
     /** Sealed; deleted (null) 30 days after a finished text was queued. */
     destinationSealed: text('destination_sealed'),
     textSealed: text('text_sealed'),
@@ -129,7 +133,7 @@ export const textOutbox = mediaBuyingSchema.table(
     status: text('status', { enum: OUTBOX_STATUSES }).notNull(),
     /** Why a text was not sent (`opted_out`, `line_retired`, `daily_budget`, a carrier reason). */
     reason: text('reason'),
-    /** The inbound text a drafted reply answers. */
+    /** The inbound text a drafted reply answers; deleted (null) with the words (it would lead back to the sender). */
     inboundId: ref('inbound_id'),
     createdAt: at('created_at').notNull(),
     sentAt: at('sent_at'),
@@ -207,7 +211,8 @@ export const textConversations = mediaBuyingSchema.table(
     lineId: ref('line_id')
       .notNull()
       .references(() => textLines.id),
-    numberHash: text('number_hash').notNull(),
+    /** Deleted (null) 30 days after the conversation's last arrival: the arrival times stay, unlinked to a number. */
+    numberHash: text('number_hash'),
     createdAt: at('created_at').notNull(),
   },
   (t) => [uniqueIndex('text_conversations_uq').on(t.organizationId, t.lineId, t.numberHash)],

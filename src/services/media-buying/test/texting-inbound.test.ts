@@ -23,7 +23,13 @@ import {
   Texting,
   textRetentionTask,
 } from '../communications/index.ts';
-import { storefronts, textConversationArrivals, textConversations, textInbound } from '../db/schema.ts';
+import {
+  storefronts,
+  textConversationArrivals,
+  textConversations,
+  textInbound,
+  textOutbox,
+} from '../db/schema.ts';
 import { json, type MediaBuyingHarness, startMediaBuying } from './support.ts';
 import {
   carrierLog,
@@ -596,6 +602,59 @@ describe('inbound texts', () => {
       assert.ok(purged.wordsDeletedAt);
       assert.equal(purged.arrivedAt.getTime(), row.arrivedAt.getTime(), 'the arrival record stays');
       assert.notEqual((await inboundRow(h, working.publicId)).textSealed, null, 'kept while the agent works');
+    });
+
+    test('retention leaves no link to the number: an answered reply loses its destination hash and inbound link, a conversation its number hash 30 days after its last arrival; the consent record stays', async () => {
+      const db = dbOf(h);
+      const who = sender();
+      const quiet = sender();
+      const brief = await arrive(who, 'video brief');
+      await h.platform.runDueJobs();
+      await arrive(quiet, 'one brief');
+      const [reply] = await db.select().from(textOutbox).where(eq(textOutbox.inboundId, brief.id));
+      assert.equal(reply?.status, 'sent');
+      await arrive(who, 'STOP');
+      const conversationOf = async (hash: string) =>
+        (await db.select().from(textConversations).where(eq(textConversations.numberHash, hash)))[0];
+      const talking = (await conversationOf(brief.fromHash!))!;
+      const silent = (await conversationOf((await arrive(quiet, 'two', false)).fromHash!))!;
+      // `who` texts again 20 days later (opted in again): its conversation is not 30 days quiet at the first sweep.
+      h.clock.advance(20 * 24 * 3_600_000);
+      await arrive(who, 'START');
+      await arrive(who, 'still interested', false);
+      h.clock.advance(10 * 24 * 3_600_000 + 60_000);
+      await h.platform.runDueJobs();
+      await textRetentionTask.enqueue(db, {});
+      await h.platform.runDueJobs();
+      const [purgedReply] = await db.select().from(textOutbox).where(eq(textOutbox.id, reply!.id));
+      assert.deepEqual(
+        [
+          purgedReply!.destinationHash,
+          purgedReply!.inboundId,
+          purgedReply!.destinationSealed,
+          purgedReply!.textSealed,
+        ],
+        [null, null, null, null],
+      );
+      const conversations = async () =>
+        Object.fromEntries(
+          (await db.select().from(textConversations)).map((c) => [c.id, c.numberHash] as const),
+        );
+      assert.equal((await conversations())[silent.id], null, 'quiet for 30 days: unlinked');
+      assert.equal((await conversations())[talking.id], brief.fromHash, 'an arrival 10 days ago: kept');
+      h.clock.advance(20 * 24 * 3_600_000);
+      await textRetentionTask.enqueue(db, {});
+      await h.platform.runDueJobs();
+      assert.equal((await conversations())[talking.id], null);
+      const arrivals = await db
+        .select()
+        .from(textConversationArrivals)
+        .where(eq(textConversationArrivals.conversationId, talking.id));
+      assert.equal(arrivals.length, 2, 'the arrival times stay');
+      const consent = await db.execute(
+        sql`select status from media_buying.text_consents where number_hash = ${brief.fromHash}`,
+      );
+      assert.deepEqual(consent.rows, [{ status: 'opted_in' }], 'the consent record keeps its hash');
     });
 
     test('the conversation record: arrival times of ordinary texts only (no keywords, nothing after opt-out)', async () => {

@@ -181,9 +181,11 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
     const key = `${sendTextTask.name}:${seller.lineId}`;
     // A waiting job of the line, its queue empty.
     await sendTextTask.enqueue(db, { lineId: seller.lineId }, { jobKey: seller.lineId });
-    const [{ id: jobId }] = (
-      await db.execute(sql`select id from graphile_worker._private_jobs where key = ${key}`)
-    ).rows as { id: string }[];
+    const jobId = (
+      (await db.execute(sql`select id from graphile_worker._private_jobs where key = ${key}`)).rows[0] as {
+        id: string;
+      }
+    ).id;
     // The job's step: the line locked for update (no text pending) ...
     let release!: () => void;
     const held = new Promise<void>((resolve) => {

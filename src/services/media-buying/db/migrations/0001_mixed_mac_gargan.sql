@@ -22,7 +22,7 @@ CREATE TABLE "media_buying"."text_conversations" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "media_buying"."text_conversations_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"organization_id" bigint NOT NULL,
 	"line_id" bigint NOT NULL,
-	"number_hash" text NOT NULL,
+	"number_hash" text,
 	"created_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
@@ -65,7 +65,7 @@ CREATE TABLE "media_buying"."text_outbox" (
 	"channel" text NOT NULL,
 	"request_id" uuid,
 	"fingerprint" text NOT NULL,
-	"destination_hash" text NOT NULL,
+	"destination_hash" text,
 	"destination_sealed" text,
 	"text_sealed" text,
 	"segments" integer NOT NULL,
