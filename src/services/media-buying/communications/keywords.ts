@@ -1,6 +1,6 @@
 /**
  * The keywords of inbound texts (spec "Events", rule 1), matched as NOTES says: the whole message is one word,
- * trimmed, compared case-insensitively. `STOP`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` opt the number out of the line;
+ * trimmed, trailing punctuation dropped, compared case-insensitively. `STOP`, `UNSUBSCRIBE`, `CANCEL`, `END`, `QUIT` opt the number out of the line;
  * `START`, `UNSTOP` opt it in; `HELP`, `INFO` are control messages. Anything else is a brief for the agent.
  */
 
@@ -20,8 +20,14 @@ const KINDS = new Map<string, KeywordKind>([
   ...HELP_KEYWORDS.map((k) => [k, 'help'] as const),
 ]);
 
-/** The keyword `text` is, or null for a brief (a text of several words that contains a keyword is a brief). */
+/** Punctuation a one-word message may end with (`STOP.`, `Stop!`, `HELP?`): still that one word. */
+const TRAILING_PUNCTUATION = /[.!?,;:]+$/;
+
+/**
+ * The keyword `text` is, or null for a brief (a text of several words that contains a keyword is a brief). Trailing
+ * punctuation is not part of the word: `STOP.` and `Stop!` opt out (review SHOULD 11: they must not get a reply).
+ */
 export function keywordOf(text: string): KeywordKind | null {
   // `toUpperCase` is locale-independent (the default Unicode case mapping).
-  return KINDS.get(text.trim().toUpperCase()) ?? null;
+  return KINDS.get(text.trim().replace(TRAILING_PUNCTUATION, '').trimEnd().toUpperCase()) ?? null;
 }

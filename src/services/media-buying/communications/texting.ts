@@ -170,7 +170,8 @@ export class Texting {
   }
 
   /**
-   * Assigns a number to a Seller Account as an active line (the operator only: rule 1, no self-service selection).
+   * Assigns a number to a Seller Account as an active line (the operator only: rule 1, no self-service selection). The
+   * number's consent records from its earlier (retired) lines are carried over: an opt-out outlives a re-assignment.
    * @throws ApiError 400 `BAD_REQUEST` (`line_number_not_allowed`) for a number that is not an ordinary +1 number;
    *   409 `CONFLICT` (`line_number_in_use`) when an active line has the number; 404 for a storefront of another account.
    */
@@ -202,6 +203,15 @@ export class Texting {
       throw conflict(`An active line already has the number ${number.e164}.`, {
         reason: 'line_number_in_use',
       });
+    // A recipient's consent belongs to the number they texted STOP to, not to the line record: a number assigned
+    // again (to this or another account) starts with the latest consent of each recipient on its earlier lines.
+    await tx.execute(sql`
+      insert into ${textConsents} (line_id, number_hash, status, changed_at)
+      select distinct on (c.number_hash) ${row.id}, c.number_hash, c.status, c.changed_at
+      from ${textConsents} c join ${textLines} l on l.id = c.line_id
+      where l.number = ${number.e164} and l.id <> ${row.id}
+      order by c.number_hash, c.changed_at desc
+      on conflict do nothing`);
     return row;
   }
 
@@ -575,8 +585,14 @@ export class Texting {
         .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, fromHash)))
         .for('update');
       const optedOut = consent?.status === 'opted_out';
+      // A text from another active line of the platform gets no reply (help or drafted): two lines would otherwise
+      // answer each other forever (review SHOULD 7).
+      const [fromLine] = await tx
+        .select({ id: textLines.id })
+        .from(textLines)
+        .where(and(eq(textLines.number, from), eq(textLines.status, 'active')));
       const publicId = prefixedHexId('txi');
-      const briefForAgent = kind === 'brief' && !optedOut;
+      const briefForAgent = kind === 'brief' && !optedOut && !fromLine;
       const [inserted] = await tx
         .insert(textInbound)
         .values({
@@ -587,7 +603,7 @@ export class Texting {
           arrivedAt: now,
           kind,
           status: briefForAgent ? 'queued' : kind === 'brief' ? 'no_reply' : 'handled',
-          outcome: kind === 'brief' && optedOut ? 'opted_out' : null,
+          outcome: kind !== 'brief' ? null : optedOut ? 'opted_out' : fromLine ? 'platform_line' : null,
           fromHash,
           fromSealed: secrets.encrypt(from, `${publicId}:from`),
           textSealed: secrets.encrypt(input.text, `${publicId}:text`),
@@ -601,7 +617,8 @@ export class Texting {
         await this.recordArrival(tx, line, fromHash, now);
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
       }
-      if (kind === 'help' && !optedOut) await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
+      if (kind === 'help' && !optedOut && !fromLine)
+        await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
     });
   }

@@ -91,7 +91,7 @@ export function registerCarrierWebhookRoutes(
         security,
         summary: 'The carrier delivers an inbound text to a line (signed)',
         description:
-          'Keywords (STOP, UNSUBSCRIBE, CANCEL, END, QUIT; START, UNSTOP; HELP, INFO: one word, trimmed, any case) ' +
+          'Keywords (STOP, UNSUBSCRIBE, CANCEL, END, QUIT; START, UNSTOP; HELP, INFO: one word, trimmed, trailing punctuation dropped, any case) ' +
           "update the number's consent on the line; any other text goes to the line's storefront agent, which may " +
           'queue one drafted reply. A message id delivered again is stored once. 404 when `to` is no active line.',
         headers,
@@ -101,7 +101,8 @@ export function registerCarrierWebhookRoutes(
             to: Type.String({ pattern: E164_PATTERN, description: "The line's number" }),
             from: Type.String({
               pattern: '^\\+?[0-9]{3,15}$',
-              description: "The sender's number (untrusted); written without `+` it is read as a +1 number (`13125550147` and `3125550147` are `+13125550147`)",
+              description:
+                "The sender's number (untrusted); written without `+` it is read as a +1 number (`13125550147` and `3125550147` are `+13125550147`)",
             }),
             text: Type.String({ maxLength: TEXT_MAX_LENGTH, description: 'The words (may be blank)' }),
           },

@@ -172,7 +172,10 @@ describe('inbound texts', () => {
         assert.equal(keywordOf(k), 'opt_out', k);
       for (const k of ['start', 'UNSTOP']) assert.equal(keywordOf(k), 'opt_in', k);
       for (const k of ['help', ' INFO ']) assert.equal(keywordOf(k), 'help', k);
-      for (const t of ['stop please', 'STOP.', 'please help', 'information', ''])
+      // Trailing punctuation does not make a keyword a brief (it would get a drafted reply).
+      for (const k of ['STOP.', 'Stop!', ' quit!! ', 'stop .']) assert.equal(keywordOf(k), 'opt_out', k);
+      assert.equal(keywordOf('Help?'), 'help');
+      for (const t of ['stop please', 'STOP. now', '.STOP', 'please help', 'information', '', '!!!'])
         assert.equal(keywordOf(t), null, t);
     });
 
@@ -224,6 +227,25 @@ describe('inbound texts', () => {
           202,
         );
       }
+    });
+
+    test('an opt-out outlives the line: the number retired and assigned again (to another account) keeps it', async () => {
+      const who = sender();
+      const back = sender();
+      await arrive(who, 'STOP');
+      await arrive(back, 'STOP');
+      await arrive(back, 'START');
+      await h.ops('PATCH', `/_ops/text-lines/${seller.lineId}`, { status: 'retired' });
+      const next = await setupSeller(h, { line: seller.line });
+      assert.equal(
+        json(await sendText(h, next.adminKey, { line: next.line, destination: who, text: 'x' })).error
+          ?.details.reason,
+        'recipient_opted_out',
+      );
+      assert.equal(
+        (await sendText(h, next.adminKey, { line: next.line, destination: back, text: 'x' })).statusCode,
+        202,
+      );
     });
 
     test('HELP and INFO are control messages, not briefs: no drafted reply, the fixed help answer (none once opted out)', async () => {
@@ -427,6 +449,19 @@ describe('inbound texts', () => {
       const after2 = await inboundRow(h, row2.publicId);
       assert.deepEqual([after2.status, after2.outcome], ['no_reply', 'line_retired']);
       assert.equal((await outboxOf(h, seller.lineId)).filter((r) => r.origin === 'agent_reply').length, 0);
+    });
+
+    test('a text from another active line of the platform gets no reply, drafted or help (two lines would answer each other forever)', async () => {
+      const other = await setupSeller(h);
+      const brief = await arrive(other.line, 'Video proposal? Opt out: STOP');
+      assert.deepEqual([brief.status, brief.outcome], ['no_reply', 'platform_line']);
+      const help = await arrive(other.line, 'HELP');
+      assert.equal(help.kind, 'help');
+      await h.platform.runDueJobs();
+      assert.equal((await repliesTo(other.line)).length, 0);
+      // Once that line is retired its number is an ordinary sender again.
+      await h.ops('PATCH', `/_ops/text-lines/${other.lineId}`, { status: 'retired' });
+      assert.equal((await arrive(other.line, 'video brief')).status, 'replied');
     });
 
     test('a sender number outside the sending limits gets no reply (replies obey the destination limits)', async () => {
