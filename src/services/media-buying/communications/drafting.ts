@@ -31,9 +31,19 @@ export const REPLY_NAME_MAX = 24;
 
 /**
  * A storefront name fit for a reply: characters outside a plain GSM-7 set dropped, spaces collapsed, at most
- * {@link REPLY_NAME_MAX} characters (a longer one cut at a word boundary when it can and ended with `.`).
+ * {@link REPLY_NAME_MAX} characters (a longer one cut at a word boundary when it can and ended with `.`). The result
+ * never makes {@link refuseDraft} refuse a reply (review SHOULD 8: `Ads.io Network` reads as a link, `Key-Partners`
+ * as a credential): such a name is written again with letters and spaces only, and when even that is refused (a name
+ * claiming an action) the reply says `Our team`.
  */
 export function shortenName(name: string): string {
+  const fitted = fitName(name);
+  if (nameFitsReply(fitted)) return fitted;
+  const letters = fitName(name.replace(/[^A-Za-z ]/g, ' '));
+  return nameFitsReply(letters) ? letters : 'Our team';
+}
+
+function fitName(name: string): string {
   const plain = name
     .replace(/[^A-Za-z0-9 &'.,-]/g, ' ')
     .replace(/\s+/g, ' ')
@@ -43,6 +53,11 @@ export function shortenName(name: string): string {
   const cut = plain.slice(0, REPLY_NAME_MAX - 1);
   const space = cut.lastIndexOf(' ');
   return `${(space >= 8 ? cut.slice(0, space) : cut).replace(/[\s.,&'-]+$/, '')}.`;
+}
+
+/** Whether a reply carrying `name` passes {@link refuseDraft} on the name's account. */
+function nameFitsReply(name: string): boolean {
+  return refuseDraft(`${name}: thanks. Opt out: ${REPLY_OPT_OUT}`) === null;
 }
 
 /** The fixed answer to HELP and INFO: one GSM-7 segment ending with the opt-out keyword. */
@@ -102,7 +117,8 @@ export type DraftRefusal =
   | 'no_opt_out_ending'
   | 'contains_link'
   | 'contains_contact_or_credential'
-  | 'claims_an_action';
+  | 'claims_an_action'
+  | 'asks_for_payment_or_secret';
 
 /** Credential and id shapes of this platform and common API keys. */
 const CREDENTIAL =
@@ -115,6 +131,13 @@ const LONG_NUMBER = /(?:\d[\s().-]?){7,}/;
 const ACTION =
   /\b(?:i|we|i've|we've|i have|we have|has been|have been|is now|are now)\s+(?:\w+\s+)?(?:booked|placed|purchased|bought|launched|activated|confirmed|changed|updated|cancel+ed|paused|increased|decreased|approved|transferred|charged|refunded)\b/i;
 
+/** Claims of a result in other words: live, went through, all set, successful, confirmed. */
+const CLAIM =
+  /\b(?:is|are|now|went|go(?:es)?)\s+(?:now\s+|all\s+)?(?:live|through|set|running|active|confirmed)\b|\bsuccess(?:ful(?:ly)?)?\b|\blive now\b/i;
+/** Asks the recipient to pay, confirm a purchase by reply, or hand over a secret. */
+const ASK =
+  /\b(?:pay|payment|paid|invoice|wire|deposit|card|password|passcode|pin|otp|ssn|bank|login|log in|sign in|verify)\b|\b(?:reply|text|respond|answer)\s+(?:with\s+)?(?:yes|y|ok|confirm|1|agree)\b/i;
+
 /**
  * Checks a draft against rule 3 after generation (whatever generated it).
  * @returns null when the draft may be queued, else why not.
@@ -125,6 +148,7 @@ export function refuseDraft(draft: string): DraftRefusal | null {
   if (LINK.test(draft)) return 'contains_link';
   if (CREDENTIAL.test(draft) || EMAIL.test(draft) || LONG_NUMBER.test(draft))
     return 'contains_contact_or_credential';
-  if (ACTION.test(draft)) return 'claims_an_action';
+  if (ACTION.test(draft) || CLAIM.test(draft)) return 'claims_an_action';
+  if (ASK.test(draft)) return 'asks_for_payment_or_secret';
   return null;
 }

@@ -288,6 +288,33 @@ describe('inbound texts', () => {
       assert.equal(refuseDraft(text), null);
     });
 
+    test('a storefront name never makes its own reply refused (a name like a link, a key, a number or a claim)', async () => {
+      const agent = new DeterministicDraftingAgent();
+      for (const name of [
+        'Ads.io Network',
+        'Key-Partners Media',
+        'www Media Co',
+        'Call 2125550100 Ads',
+        'sk_live_abcdefgh',
+        'Pay Media',
+        'We Have Booked Media',
+        'Harbor Media',
+      ]) {
+        const short = shortenName(name);
+        assert.equal(
+          refuseDraft(await agent.draft({ text: 'video $25k', storefrontName: name })),
+          null,
+          name,
+        );
+        assert.equal(
+          refuseDraft(`${short}: media proposals by text. Msg&data rates may apply. Opt out: STOP`),
+          null,
+        );
+      }
+      assert.equal(shortenName('Harbor Media'), 'Harbor Media', 'a fit name is kept');
+      assert.equal(shortenName('Ads.io Network'), 'Ads io Network');
+    });
+
     test('long storefront names are shortened', async () => {
       assert.equal(
         shortenName('The Extraordinarily Long Regional Broadcasting Network of the Pacific Northwest'),
@@ -542,6 +569,11 @@ describe('inbound texts', () => {
         `${'x'.repeat(160)} STOP`,
         'Thanks ✓ a proposal follows. STOP',
         'We have changed your account settings as asked. STOP',
+        'Your campaign is live now. Reply YES to pay. STOP',
+        'Send your password to reset. STOP',
+        'Your buy went through! STOP',
+        'All set, your order is confirmed. STOP',
+        'Text YES to approve the $5k spend. STOP',
       ];
       for (const answer of hostile) assert.notEqual(refuseDraft(answer), null, answer);
       const who = sender();
