@@ -38,7 +38,9 @@ import { draftReplyTask, sendTextTask } from './tasks.ts';
 export const REPLY_WINDOW_MS = 15 * 60_000;
 /** Agent replies to one number from one line per {@link REPLY_WINDOW_MS} (spec "Limits"). */
 export const REPLIES_PER_NUMBER = 5;
-/** Agent replies from one line per hour (spec "Limits"). */
+/** Answers to HELP/INFO to one number from one line per {@link REPLY_WINDOW_MS} (our choice: the spec is silent). */
+const HELP_REPLIES_PER_NUMBER = 1;
+/** Replies (agent and help answers) from one line per hour (spec "Limits"). */
 export const REPLIES_PER_LINE_HOUR = 60;
 /** How long inbound words and numbers are kept (spec "Limits", "Text retention"). */
 export const RETENTION_MS = 30 * 24 * 3_600_000;
@@ -657,7 +659,8 @@ export class Texting {
   /**
    * The fixed answer to HELP or INFO (a control message, not a brief: no agent): who texts from this line and how to
    * opt out, through the same queue and checks as every text. None to a sender outside the sending limits, or while
-   * the Seller Account's lines are disabled. It is not an agent reply (the reply caps do not count it).
+   * the Seller Account's lines are disabled, to a number answered in the last 15 minutes, or when the line sent 60
+   * replies (agent and help) in the hour. It is not an agent reply (the 5-per-number agent cap does not count it).
    */
   private async queueHelpReply(
     tx: Executor,
@@ -668,6 +671,24 @@ export class Texting {
   ): Promise<void> {
     const destination = classifyDestination(from);
     if (!destination.allowed || !(await this.phoneLinesEnabled(line.organizationId, tx))) return;
+    // One help answer per number per 15 minutes, and help answers count toward the line's 60 replies an hour (review
+    // SHOULD 10: else one sender repeating HELP spends the line's minute and daily budget).
+    const now = this.deps.clock.now();
+    const [recent] = await tx
+      .select({
+        number: sql<number>`count(*) filter (where ${textOutbox.origin} = 'help_reply' and ${textOutbox.destinationHash} = ${fromHash} and ${textOutbox.createdAt} > ${new Date(now.getTime() - REPLY_WINDOW_MS).toISOString()}::timestamptz)::int`,
+        line: sql<number>`count(*)::int`,
+      })
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          inArray(textOutbox.origin, ['agent_reply', 'help_reply']),
+          sql`${textOutbox.createdAt} > ${new Date(now.getTime() - HOUR_MS).toISOString()}::timestamptz`,
+          lte(textOutbox.createdAt, now),
+        ),
+      );
+    if (recent!.number >= HELP_REPLIES_PER_NUMBER || recent!.line >= REPLIES_PER_LINE_HOUR) return;
     const [storefront] =
       line.storefrontId === null
         ? []
@@ -762,14 +783,14 @@ export class Texting {
     if (consent?.status === 'opted_out') return 'opted_out';
     const [counts] = await executor
       .select({
-        number: sql<number>`count(*) filter (where ${textOutbox.destinationHash} = ${fromHash} and ${textOutbox.createdAt} > ${new Date(now.getTime() - REPLY_WINDOW_MS).toISOString()}::timestamptz)::int`,
+        number: sql<number>`count(*) filter (where ${textOutbox.origin} = 'agent_reply' and ${textOutbox.destinationHash} = ${fromHash} and ${textOutbox.createdAt} > ${new Date(now.getTime() - REPLY_WINDOW_MS).toISOString()}::timestamptz)::int`,
         line: sql<number>`count(*)::int`,
       })
       .from(textOutbox)
       .where(
         and(
           eq(textOutbox.lineId, line.id),
-          eq(textOutbox.origin, 'agent_reply'),
+          inArray(textOutbox.origin, ['agent_reply', 'help_reply']),
           sql`${textOutbox.createdAt} > ${new Date(now.getTime() - HOUR_MS).toISOString()}::timestamptz`,
           lte(textOutbox.createdAt, now),
         ),

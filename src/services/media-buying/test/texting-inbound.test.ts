@@ -270,6 +270,22 @@ describe('inbound texts', () => {
       await h.platform.runDueJobs();
       assert.equal((await repliesTo(who)).length, 0);
     });
+
+    test('HELP answers are capped: one per number per 15 minutes (a sender repeating HELP cannot spend the line budget)', async () => {
+      const who = sender();
+      for (let i = 0; i < 5; i++) await arrive(who, i % 2 ? 'INFO' : 'HELP');
+      await h.platform.runDueJobs();
+      assert.equal((await repliesTo(who)).length, 1);
+      // Another number still gets its answer.
+      const other = sender();
+      await arrive(other, 'HELP');
+      await h.platform.runDueJobs();
+      assert.equal((await repliesTo(other)).length, 1);
+      h.clock.advance(15 * 60_000 + 1000);
+      await arrive(who, 'HELP');
+      await h.platform.runDueJobs();
+      assert.equal((await repliesTo(who)).length, 2);
+    });
   });
 
   describe('rules 2 and 3: one drafted reply', () => {
