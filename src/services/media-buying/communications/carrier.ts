@@ -19,6 +19,11 @@ export interface CarrierText {
   /** E.164. */
   to: string;
   text: string;
+  /**
+   * The same for every attempt to send one text (the outbox id): a carrier that already accepted it answers the same
+   * message id and does not send it twice.
+   */
+  idempotencyKey: string;
 }
 
 /** The carrier's answer: accepted (with its message id) or refused (with its reason). */
@@ -39,11 +44,14 @@ export interface Carrier {
 export const SIMULATOR_REFUSED_NUMBER = '+12025550199';
 
 /**
- * The built-in carrier: accepts every text except to {@link SIMULATOR_REFUSED_NUMBER}, and keeps the last 1,000 texts it
+ * The built-in carrier: accepts every text except to {@link SIMULATOR_REFUSED_NUMBER} (a text whose idempotency key it
+ * accepted before answers the same message id, not sent again), and keeps the last 1,000 texts it
  * accepted in memory (this process only: it stands for the carrier's own log, read on `GET /_ops/carrier/messages`).
  */
 export class CarrierSimulator implements Carrier {
   private readonly log: (CarrierText & { carrierMessageId: string })[] = [];
+  /** Idempotency key -> message id of the last 1,000 accepted texts. */
+  private readonly accepted = new Map<string, string>();
 
   /** @param latencyMs how long each acceptance takes (default 0). */
   constructor(private readonly latencyMs = 0) {}
@@ -52,9 +60,12 @@ export class CarrierSimulator implements Carrier {
     if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     if (text.to === SIMULATOR_REFUSED_NUMBER)
       return { accepted: false, reason: 'carrier_refused_destination' };
+    const known = this.accepted.get(text.idempotencyKey);
+    if (known !== undefined) return { accepted: true, carrierMessageId: known };
     const carrierMessageId = prefixedHexId('sim');
     this.log.push({ ...text, carrierMessageId });
-    if (this.log.length > 1000) this.log.shift();
+    this.accepted.set(text.idempotencyKey, carrierMessageId);
+    if (this.log.length > 1000) this.accepted.delete(this.log.shift()!.idempotencyKey);
     return { accepted: true, carrierMessageId };
   }
 

@@ -79,6 +79,20 @@ export interface InboundText {
 
 type LineRow = typeof textLines.$inferSelect;
 
+/** A text marked `sending`, to hand to the carrier after its transaction commits. */
+interface Handover {
+  id: number;
+  publicId: string;
+  channel: TextChannel;
+  /** The line's number. */
+  from: string;
+  to: string;
+  text: string;
+}
+
+/** A text `sending` for this long (service clock) was not answered: it is handed to the carrier again. */
+const STUCK_SENDING_MS = 5 * 60_000;
+
 /** The domain of text-message lines (module comment). */
 export class Texting {
   private readonly numberKey: Buffer;
@@ -421,9 +435,11 @@ export class Texting {
    * - 10 texts sent by the line in the last minute (on the clock): the rest stay pending and the job is rescheduled
    *   for when the oldest of those 10 leaves the minute;
    * - the line's segments sent since 00:00 UTC plus this text's over the daily budget: `over_budget`, never retried;
-   * - else the carrier: accepted (`sent`) or refused (`refused`). A carrier that cannot be reached throws: the job
-   *   is retried with Graphile Worker's backoff, and nothing is counted.
-   * Texts refused before the carrier (dropped, over budget) count toward neither limit: only `sent` texts are counted.
+   * - else the text is marked `sending` (counted) and the transaction commits; then {@link handOver} calls the
+   *   carrier outside the lock: accepted (`sent`) or refused (`refused`). A carrier that cannot be reached throws:
+   *   the text is `pending` again, nothing is counted, and the job is retried with Graphile Worker's backoff.
+   * Texts refused before the carrier (dropped, over budget) count toward neither limit: only `sending` and `sent`
+   * texts are counted.
    * At most {@link PUMP_BATCH} texts per run; then the job adds its successor and ends (other lines get their turn).
    */
   async pump(linePublicId: string): Promise<void> {
@@ -440,6 +456,7 @@ export class Texting {
         );
         return;
       }
+      if (step !== 'next') await this.handOver(step);
     }
     await sendTextTask.enqueue(
       db,
@@ -449,22 +466,65 @@ export class Texting {
   }
 
   /**
-   * One text of {@link pump}, in `tx`. @returns `empty` (no pending text), `next` (one was handled), or the
-   * milliseconds to wait for the minute to free.
+   * Hands a text marked `sending` to the carrier, outside any transaction and lock (review SHOULD 5: a commit that
+   * failed after the carrier accepted would send it again, and the line's other sends would wait for the carrier),
+   * with the outbox id as idempotency key, then records the answer. A carrier that cannot be reached: the text is
+   * `pending` again (nothing counted) and the error is thrown (the job is retried with backoff). A process that stops
+   * in between leaves it `sending`: {@link sendNext} hands it over again after {@link STUCK_SENDING_MS}.
    */
-  private async sendNext(tx: Executor, linePublicId: string): Promise<'empty' | 'next' | number> {
-    const { clock, config, secrets, carrier } = this.deps;
+  private async handOver(text: Handover): Promise<void> {
+    const { db, carrier } = this.deps;
+    const sending = and(eq(textOutbox.id, text.id), eq(textOutbox.status, 'sending'));
+    let outcome: Awaited<ReturnType<Carrier['send']>>;
+    try {
+      outcome = await carrier.send({
+        channel: text.channel,
+        from: text.from,
+        to: text.to,
+        text: text.text,
+        idempotencyKey: text.publicId,
+      });
+    } catch (err) {
+      await db.update(textOutbox).set({ status: 'pending', sentAt: null }).where(sending);
+      throw err;
+    }
+    if (outcome.accepted)
+      await db
+        .update(textOutbox)
+        .set({ status: 'sent', carrierMessageId: outcome.carrierMessageId })
+        .where(sending);
+    else
+      await db
+        .update(textOutbox)
+        .set({ status: 'refused', reason: outcome.reason, sentAt: null })
+        .where(sending);
+  }
+
+  /**
+   * One text of {@link pump}, in `tx` holding the line's lock. @returns `empty` (no pending text), `next` (one was
+   * dropped), the milliseconds to wait for the minute to free, or a text now marked `sending` (counted toward both
+   * limits from here) for {@link handOver} after commit. A text left `sending` for {@link STUCK_SENDING_MS} comes
+   * first, handed over again under the same idempotency key.
+   */
+  private async sendNext(tx: Executor, linePublicId: string): Promise<'empty' | 'next' | number | Handover> {
+    const { clock, config, secrets } = this.deps;
     const [line] = await tx
       .select()
       .from(textLines)
       .where(eq(textLines.publicId, linePublicId))
       .for('update');
     if (!line) return 'empty';
+    const now = clock.now();
     const [item] = await tx
       .select()
       .from(textOutbox)
-      .where(and(eq(textOutbox.lineId, line.id), eq(textOutbox.status, 'pending')))
-      .orderBy(textOutbox.id)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          sql`(${textOutbox.status} = 'pending' or (${textOutbox.status} = 'sending' and ${textOutbox.sentAt} <= ${new Date(now.getTime() - STUCK_SENDING_MS).toISOString()}::timestamptz))`,
+        ),
+      )
+      .orderBy(sql`${textOutbox.status} = 'sending' desc`, textOutbox.id)
       .limit(1)
       .for('update');
     if (!item) return 'empty';
@@ -480,9 +540,19 @@ export class Texting {
       .from(textConsents)
       .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash ?? '')));
     if (consent?.status === 'opted_out') return drop('dropped', 'opted_out');
-    const now = clock.now();
+    const handover: Handover = {
+      id: item.id,
+      publicId: item.publicId,
+      channel: item.channel,
+      from: line.number,
+      to: secrets.decrypt(item.destinationSealed!, `${item.publicId}:destination`),
+      text: secrets.decrypt(item.textSealed!, `${item.publicId}:text`),
+    };
+    // Stuck in `sending`: already counted; the carrier knows it by its idempotency key if it got it.
+    if (item.status === 'sending') return handover;
     const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     const minuteStart = new Date(now.getTime() - MINUTE_MS);
+    const counted = inArray(textOutbox.status, ['sent', 'sending']);
     const [usage] = await tx
       .select({
         lastMinute: sql<number>`count(*) filter (where ${textOutbox.sentAt} > ${minuteStart.toISOString()}::timestamptz)::int`,
@@ -495,7 +565,7 @@ export class Texting {
       .where(
         and(
           eq(textOutbox.lineId, line.id),
-          eq(textOutbox.status, 'sent'),
+          counted,
           gte(textOutbox.sentAt, dayStart < minuteStart ? dayStart : minuteStart),
           lte(textOutbox.sentAt, now),
         ),
@@ -513,30 +583,15 @@ export class Texting {
               .where(
                 and(
                   eq(textOutbox.lineId, line.id),
-                  eq(textOutbox.status, 'sent'),
+                  counted,
                   gte(textOutbox.sentAt, dayStart),
                   lte(textOutbox.sentAt, now),
                 ),
               )
           )[0]!.segments;
     if (daySegments + item.segments > config.dailySegments) return drop('over_budget', 'daily_budget');
-    const outcome = await carrier.send({
-      channel: item.channel,
-      from: line.number,
-      to: secrets.decrypt(item.destinationSealed!, `${item.publicId}:destination`),
-      text: secrets.decrypt(item.textSealed!, `${item.publicId}:text`),
-    });
-    if (outcome.accepted)
-      await tx
-        .update(textOutbox)
-        .set({ status: 'sent', sentAt: now, carrierMessageId: outcome.carrierMessageId })
-        .where(eq(textOutbox.id, item.id));
-    else
-      await tx
-        .update(textOutbox)
-        .set({ status: 'refused', reason: outcome.reason })
-        .where(eq(textOutbox.id, item.id));
-    return 'next';
+    await tx.update(textOutbox).set({ status: 'sending', sentAt: now }).where(eq(textOutbox.id, item.id));
+    return handover;
   }
 
   /** Records a carrier delivery receipt on the text it names (unknown ids are ignored). @returns true when found. */

@@ -98,11 +98,12 @@ export type TextChannel = (typeof TEXT_CHANNELS)[number];
 export const OUTBOX_ORIGINS = ['command', 'agent_reply', 'help_reply'] as const;
 
 /**
- * Outbound statuses: `pending` (queued), `sent` (the carrier accepted it), `dropped` (not sent, never retried: the
+ * Outbound statuses: `pending` (queued), `sending` (counted and handed to the carrier, its answer not yet recorded;
+ * one left there longer than a few minutes is sent again with the same idempotency key), `sent` (the carrier accepted it), `dropped` (not sent, never retried: the
  * recipient opted out, the line retired or its switch was off when its turn came), `over_budget` (not sent, never
  * retried: the line's daily segment budget was spent), `refused` (the carrier refused it).
  */
-export const OUTBOX_STATUSES = ['pending', 'sent', 'dropped', 'over_budget', 'refused'] as const;
+export const OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'dropped', 'over_budget', 'refused'] as const;
 export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 
 /** The outbound queue's records (`txo_`): one per accepted command or drafted reply. */

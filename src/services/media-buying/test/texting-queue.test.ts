@@ -56,6 +56,24 @@ describe('segments (GSM-7 with its extension table, UCS-2)', () => {
   });
 });
 
+test('the carrier simulator sends a text once per idempotency key (a repeat answers the same message id)', async () => {
+  const carrier = new CarrierSimulator();
+  const text = {
+    channel: 'sms' as const,
+    from: '+12025550100',
+    to: '+12125550123',
+    text: 'x',
+    idempotencyKey: 'k1',
+  };
+  const a = await carrier.send(text);
+  const b = await carrier.send(text);
+  const c = await carrier.send({ ...text, idempotencyKey: 'k2' });
+  assert.ok(a.accepted && b.accepted && c.accepted);
+  assert.equal(a.carrierMessageId, b.carrierMessageId);
+  assert.notEqual(a.carrierMessageId, c.carrierMessageId);
+  assert.equal(carrier.sent().length, 2);
+});
+
 describe('the outbound queue: 10 per minute per line, across several workers', () => {
   let h: MediaBuyingHarness;
   before(async () => {
@@ -231,6 +249,70 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
       ['sent'],
       'the text is not left pending without a job',
     );
+  });
+
+  test('the carrier is called after the line lock is released, with the outbox id as idempotency key; a text left sending is handed over again with the same key', async () => {
+    const seller = await setupSeller(h);
+    const svc = h.platform.booted.services.get('media-buying')!;
+    const db = dbOf(h);
+    const calls: { key: string; lockFree: boolean }[] = [];
+    let unreachable = false;
+    const carrier = {
+      async send(text: { idempotencyKey: string }) {
+        // Another connection can lock the line at once: no transaction holds it while the carrier works.
+        const lockFree = await db
+          .transaction(async (tx) => {
+            await tx.execute(
+              sql`select 1 from media_buying.text_lines where public_id = ${seller.lineId} for update nowait`,
+            );
+            return true;
+          })
+          .catch(() => false);
+        calls.push({ key: text.idempotencyKey, lockFree });
+        if (unreachable) throw new Error('carrier unreachable');
+        return { accepted: true as const, carrierMessageId: `c-${text.idempotencyKey}` };
+      },
+    };
+    const texting = new Texting({
+      db: svc.ctx.db,
+      clock: svc.ctx.clock,
+      secrets: svc.ctx.secrets,
+      config: readTextingConfig({}),
+      carrier,
+      agent: new DeterministicDraftingAgent(),
+      logger: svc.ctx.logger,
+    });
+    const send = async (text: string) =>
+      json(await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text })).data
+        .outboxId as string;
+    const first = await send('one');
+    await texting.pump(seller.lineId);
+    assert.deepEqual(calls, [{ key: first, lockFree: true }]);
+    const status = async (id: string) =>
+      (
+        await db.execute(
+          sql`select status, sent_at is not null as counted from media_buying.text_outbox where public_id = ${id}`,
+        )
+      ).rows[0];
+    assert.deepEqual(await status(first), { status: 'sent', counted: true });
+    // The carrier cannot be reached: the text is pending again and not counted; the job's error makes it retry.
+    unreachable = true;
+    const second = await send('two');
+    await assert.rejects(texting.pump(seller.lineId), /carrier unreachable/);
+    assert.deepEqual(await status(second), { status: 'pending', counted: false });
+    unreachable = false;
+    // A process stopped between marking and recording: the text stays `sending` (counted), and after 5 minutes it is
+    // handed over again with the same key.
+    await db.execute(
+      sql`update media_buying.text_outbox set status = 'sending', sent_at = ${h.clock.now().toISOString()}::timestamptz where public_id = ${second}`,
+    );
+    calls.length = 0;
+    await texting.pump(seller.lineId);
+    assert.deepEqual(calls, [], 'not yet stuck');
+    h.clock.advance(5 * 60_000);
+    await texting.pump(seller.lineId);
+    assert.deepEqual(calls, [{ key: second, lockFree: true }]);
+    assert.deepEqual(await status(second), { status: 'sent', counted: true });
   });
 
   test('the limit is per line: another line sends its own 10 in the same minute', async () => {
