@@ -664,6 +664,15 @@ describe('inbound texts', () => {
       assert.ok(row.fromSealed?.startsWith('v1.'));
     });
 
+    test('the retention job is scheduled hourly (cron 7 * * * *) and registered with the worker', () => {
+      const service = h.platform.booted.services.get('media-buying')!;
+      assert.ok(
+        service.module.cron?.some((c) => c.task === textRetentionTask && c.pattern === '7 * * * *'),
+        'the retention cron is declared',
+      );
+      assert.equal(typeof h.platform.booted.tasks['media-buying:text-retention'], 'function');
+    });
+
     test('words and number are deleted 30 days after arrival by the scheduled job; the arrival record stays; not while the agent works', async () => {
       const db = dbOf(h);
       const row = await arrive(sender(), 'old brief');
