@@ -625,31 +625,15 @@ export class Texting {
         .from(textLines)
         .where(and(eq(textLines.number, input.to), eq(textLines.status, 'active')));
       if (!line) return null;
-      const [seen] = await tx
-        .select({ publicId: textInbound.publicId, kind: textInbound.kind })
-        .from(textInbound)
-        .where(
-          and(eq(textInbound.lineId, line.id), eq(textInbound.carrierMessageId, input.carrierMessageId)),
-        );
-      if (seen) return { inboundId: seen.publicId, kind: seen.kind, duplicate: true };
+      const seen = await this.storedInbound(tx, line.id, input.carrierMessageId);
+      if (seen) return seen;
       const now = clock.now();
       const keyword = keywordOf(input.text);
       const kind: InboundKind = keyword ?? 'brief';
       const fromHash = this.hashNumber(from);
-      const [consent] = await tx
-        .select({ status: textConsents.status })
-        .from(textConsents)
-        .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, fromHash)))
-        .for('update');
-      const optedOut = consent?.status === 'opted_out';
-      // A text from another active line of the platform gets no reply (help or drafted): two lines would otherwise
-      // answer each other forever (review SHOULD 7).
-      const [fromLine] = await tx
-        .select({ id: textLines.id })
-        .from(textLines)
-        .where(and(eq(textLines.number, from), eq(textLines.status, 'active')));
+      const noAnswer = await this.noAnswerTo(tx, line.id, from, fromHash);
       const publicId = prefixedHexId('txi');
-      const briefForAgent = kind === 'brief' && !optedOut && !fromLine;
+      const briefForAgent = kind === 'brief' && noAnswer === null;
       const [inserted] = await tx
         .insert(textInbound)
         .values({
@@ -660,7 +644,7 @@ export class Texting {
           arrivedAt: now,
           kind,
           status: briefForAgent ? 'queued' : kind === 'brief' ? 'no_reply' : 'handled',
-          outcome: kind !== 'brief' ? null : optedOut ? 'opted_out' : fromLine ? 'platform_line' : null,
+          outcome: kind === 'brief' ? noAnswer : null,
           fromHash,
           fromSealed: secrets.encrypt(from, `${publicId}:from`),
           textSealed: secrets.encrypt(input.text, `${publicId}:text`),
@@ -668,16 +652,57 @@ export class Texting {
         })
         .onConflictDoNothing()
         .returning({ id: textInbound.id });
-      if (!inserted) return { inboundId: publicId, kind, duplicate: true };
+      // A concurrent delivery of the same message id won the insert: answer its stored id (review nit).
+      if (!inserted)
+        return (
+          (await this.storedInbound(tx, line.id, input.carrierMessageId)) ?? {
+            inboundId: publicId,
+            kind,
+            duplicate: true,
+          }
+        );
       if (kind === 'opt_out' || kind === 'opt_in') await this.applyConsent(tx, line.id, kind, fromHash, now);
       if (briefForAgent) {
         await this.recordArrival(tx, line, fromHash, now);
         await draftReplyTask.enqueue(tx, { inboundId: publicId });
       }
-      if (kind === 'help' && !optedOut && !fromLine)
+      if (kind === 'help' && noAnswer === null)
         await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
       return { inboundId: publicId, kind, duplicate: false };
     });
+  }
+
+  /**
+   * Why a sender gets no answer (drafted or help) from a line, or null: opted out of the line (its consent row is
+   * locked to the end of the transaction), or another active line of the platform (two lines would otherwise answer
+   * each other forever: review SHOULD 7).
+   */
+  private async noAnswerTo(
+    tx: Executor,
+    lineId: number,
+    from: string,
+    fromHash: string,
+  ): Promise<'opted_out' | 'platform_line' | null> {
+    const [consent] = await tx
+      .select({ status: textConsents.status })
+      .from(textConsents)
+      .where(and(eq(textConsents.lineId, lineId), eq(textConsents.numberHash, fromHash)))
+      .for('update');
+    if (consent?.status === 'opted_out') return 'opted_out';
+    const [fromLine] = await tx
+      .select({ id: textLines.id })
+      .from(textLines)
+      .where(and(eq(textLines.number, from), eq(textLines.status, 'active')));
+    return fromLine ? 'platform_line' : null;
+  }
+
+  /** The stored inbound text of a carrier message id on a line, as a duplicate's answer; undefined when none. */
+  private async storedInbound(tx: Executor, lineId: number, carrierMessageId: string) {
+    const [row] = await tx
+      .select({ publicId: textInbound.publicId, kind: textInbound.kind })
+      .from(textInbound)
+      .where(and(eq(textInbound.lineId, lineId), eq(textInbound.carrierMessageId, carrierMessageId)));
+    return row && { inboundId: row.publicId, kind: row.kind, duplicate: true };
   }
 
   /**
