@@ -7,7 +7,7 @@
  * hash under a key derived from the secrets key (`db/communications.ts`).
  */
 import { createHmac } from 'node:crypto';
-import { and, eq, gte, inArray, isNull, lte, ne, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
@@ -968,8 +968,8 @@ export class Texting {
   // ---------------------------------------------------------------- retention
 
   /**
-   * Deletes the words and numbers of inbound texts that arrived 30 days ago or earlier (rule 7), except those the
-   * agent is still working on; the arrival records stay. The words, destination (sealed and hashed) and inbound link
+   * Deletes the words and numbers of inbound texts that arrived 30 days ago or earlier (rule 7; one still `working`
+   * then is a failed agent job: it ends `no_reply`, `stale`); the arrival records stay. The words, destination (sealed and hashed) and inbound link
    * of outbound texts finished 30 days ago go too (an agent reply's destination is the sender's number), and the
    * number hash of a conversation record whose last arrival is 30 days old. The consent record keeps its hash.
    * @returns how many inbound texts lost their words.
@@ -980,14 +980,18 @@ export class Texting {
     const cutoff = new Date(now.getTime() - RETENTION_MS);
     const purged = await db
       .update(textInbound)
-      .set({ fromSealed: null, textSealed: null, fromHash: null, wordsDeletedAt: now })
-      .where(
-        and(
-          isNull(textInbound.wordsDeletedAt),
-          lte(textInbound.arrivedAt, cutoff),
-          ne(textInbound.status, 'working'),
-        ),
-      )
+      .set({
+        fromSealed: null,
+        textSealed: null,
+        fromHash: null,
+        wordsDeletedAt: now,
+        // A text still `working` 30 days on is an agent's job that failed for good (any reply would be stale after
+        // 15 minutes): it ends as no reply, and its words go too (review nit).
+        status: sql`case when ${textInbound.status} = 'working' then 'no_reply' else ${textInbound.status} end`,
+        outcome: sql`case when ${textInbound.status} = 'working' then 'stale' else ${textInbound.outcome} end`,
+        handledAt: sql`coalesce(${textInbound.handledAt}, ${now.toISOString()}::timestamptz)`,
+      })
+      .where(and(isNull(textInbound.wordsDeletedAt), lte(textInbound.arrivedAt, cutoff)))
       .returning({ id: textInbound.id });
     await db
       .update(textOutbox)

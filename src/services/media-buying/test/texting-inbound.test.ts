@@ -673,7 +673,7 @@ describe('inbound texts', () => {
       assert.equal(typeof h.platform.booted.tasks['media-buying:text-retention'], 'function');
     });
 
-    test('words and number are deleted 30 days after arrival by the scheduled job; the arrival record stays; not while the agent works', async () => {
+    test('words and number are deleted 30 days after arrival by the scheduled job; the arrival record stays; a text stuck working goes too', async () => {
       const db = dbOf(h);
       const row = await arrive(sender(), 'old brief');
       const working = await arrive(sender(), 'still being drafted', false);
@@ -693,7 +693,12 @@ describe('inbound texts', () => {
       assert.deepEqual([purged.textSealed, purged.fromSealed, purged.fromHash], [null, null, null]);
       assert.ok(purged.wordsDeletedAt);
       assert.equal(purged.arrivedAt.getTime(), row.arrivedAt.getTime(), 'the arrival record stays');
-      assert.notEqual((await inboundRow(h, working.publicId)).textSealed, null, 'kept while the agent works');
+      // A text still `working` 30 days on is a failed agent job: its words go too, and it ends as no reply.
+      const stuck = await inboundRow(h, working.publicId);
+      assert.deepEqual(
+        [stuck.textSealed, stuck.fromSealed, stuck.status, stuck.outcome],
+        [null, null, 'no_reply', 'stale'],
+      );
     });
 
     test('retention leaves no link to the number: an answered reply loses its destination hash and inbound link, a conversation its number hash 30 days after its last arrival; the consent record stays', async () => {
