@@ -96,6 +96,8 @@ const STUCK_SENDING_MS = 5 * 60_000;
 /** The domain of text-message lines (module comment). */
 export class Texting {
   private readonly numberKey: Buffer;
+  /** A key of its own for request fingerprints (review nit: not the number key). */
+  private readonly fingerprintKey: Buffer;
   private readonly sendLookup;
 
   constructor(
@@ -110,6 +112,7 @@ export class Texting {
     },
   ) {
     this.numberKey = deps.secrets.deriveKey('media-buying:text-numbers');
+    this.fingerprintKey = deps.secrets.deriveKey('media-buying:text-request-fingerprints');
     const { db } = deps;
     // The send command's one read: the line, its switch, the recipient's consent and an earlier use of the requestId.
     this.sendLookup = db
@@ -149,7 +152,7 @@ export class Texting {
   }
 
   private fingerprint(command: TextCommand): string {
-    return createHmac('sha256', this.numberKey)
+    return createHmac('sha256', this.fingerprintKey)
       .update(JSON.stringify([command.channel, command.line, command.destination, command.text]))
       .digest('hex');
   }
