@@ -400,4 +400,41 @@ describe('the daily segment budget per line (UTC day)', () => {
     h.clock.set(new Date('2026-11-25T00:00:00Z'));
     assert.equal((await send('new day')).status, 'sent');
   });
+
+  test('texts dropped (opted out) or over budget leave the daily budget untouched', async () => {
+    h.clock.set(new Date('2026-11-26T01:00:00Z'));
+    const seller = await setupSeller(h);
+    const who = '+13475550177';
+    for (let i = 0; i < 3; i++)
+      await sendText(h, seller.adminKey, { line: seller.line, destination: who, text: 'b'.repeat(161) });
+    await inbound(h, seller.line, who, 'STOP');
+    // 7 segments: over the budget of 6 by itself.
+    await sendText(h, seller.adminKey, {
+      line: seller.line,
+      destination: '+12125550123',
+      text: 'c'.repeat(7 * 153),
+    });
+    await h.platform.runDueJobs();
+    for (let i = 0; i < 3; i++)
+      await sendText(h, seller.adminKey, {
+        line: seller.line,
+        destination: '+12125550123',
+        text: 'd'.repeat(161),
+      });
+    await h.platform.runDueJobs();
+    const rows = await outboxOf(h, seller.lineId);
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.segments]),
+      [
+        ['dropped', 2],
+        ['dropped', 2],
+        ['dropped', 2],
+        ['over_budget', 7],
+        ['sent', 2],
+        ['sent', 2],
+        ['sent', 2],
+      ],
+      'the whole budget (6) is still there after the dropped and over-budget texts',
+    );
+  });
 });
