@@ -2,7 +2,8 @@
  * `npm run bench -- media-buying`: an authenticated list request, `GET /api/v2/buyer/advertisers` with a user API key
  * (credential, owner and live membership resolved on every request), at 50 connections, against a bare Fastify
  * route answering the same bytes in the same run. Target (2-core machine): >= 2,000 req/s. Then the cost of one
- * password sign-in (argon2id, m=19 MiB, t=2, p=1), sequential, as milliseconds per sign-in.
+ * password sign-in (argon2id, m=19 MiB, t=2, p=1), sequential, as milliseconds per sign-in. Then the text-message
+ * command and inbound-to-queued-reply latency (`media-buying-texting.ts`). The worker runs (the inbound case needs it).
  *
  * Part 2 adds: a paged list of 100 rows (`GET /api/v2/buyer/human-feedback?take=100` over 150 seeded rows; target
  * >= 1,500 req/s) and a discover-products page of a kept session (`POST /api/v2/buyer/discovery/{id}/discover-products`;
@@ -12,14 +13,17 @@ import { ManualClock } from '../src/platform/clock.ts';
 import { mediaBuyingService } from '../src/services/media-buying/index.ts';
 import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, load, report } from './lib.ts';
+import { benchTexting } from './media-buying-texting.ts';
 
 const SIGN_INS = 40;
 
 export async function benchMediaBuying(durationSeconds: number): Promise<void> {
+  const clock = new ManualClock(Date.UTC(2026, 10, 25));
   const platform = await startTestPlatform({
     services: [mediaBuyingService],
-    clock: new ManualClock(Date.UTC(2026, 10, 25)),
+    clock,
     listen: true,
+    runWorker: true,
     env: { MEDIA_BUYING_REQUESTS_PER_MINUTE: '1000000' },
   });
   try {
@@ -68,6 +72,7 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
       `media-buying: POST /auth/password, ${SIGN_INS} sequential sign-ins: ${perSignIn.toFixed(1)} ms each ` +
         '(argon2id m=19456 KiB, t=2, p=1, plus the session insert)',
     );
+    await benchTexting(platform, clock, durationSeconds);
   } finally {
     await platform.close();
   }

@@ -210,3 +210,42 @@ export class OutboundHttp {
     await this.agent.close();
   }
 }
+
+/**
+ * A WHATWG `fetch` over {@link OutboundHttp.send}, for libraries that take a `fetch` option (the `openai` client): the
+ * same SSRF guard, no redirects, `timeoutMs` for the whole exchange, the answer's body capped at `maxBodyBytes`.
+ * Request bodies of any `BodyInit` kind are read into memory first. Failures throw {@link OutboundError}.
+ */
+export function outboundFetch(
+  outbound: OutboundHttp,
+  timeoutMs: number,
+  maxBodyBytes = 1024 * 1024,
+): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const body =
+      typeof init?.body === 'string'
+        ? init.body
+        : init?.body
+          ? Buffer.from(await new Response(init.body).arrayBuffer())
+          : undefined;
+    const res = await outbound.send(url, {
+      method: (init?.method ?? 'GET') as 'GET',
+      headers,
+      body,
+      timeoutMs,
+      maxBodyBytes,
+    });
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+    return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {
+      status: res.status,
+      headers: responseHeaders,
+    });
+  };
+}

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { blockedReason, OutboundError, OutboundHttp } from '../../src/platform/outbound-http.ts';
+import {
+  blockedReason,
+  OutboundError,
+  OutboundHttp,
+  outboundFetch,
+} from '../../src/platform/outbound-http.ts';
 
 function isOutbound(kind: OutboundError['kind']) {
   return (err: unknown) => err instanceof OutboundError && err.kind === kind;
@@ -331,6 +336,26 @@ describe('platform: outbound HTTP (SSRF guard, redirects, timeout, body cap)', (
       } finally {
         await client.close();
       }
+    });
+
+    test('outboundFetch: a fetch over the guarded client (method, headers, body; status and headers back; private refused)', async () => {
+      const local = new OutboundHttp({ allowPrivate: true });
+      const fetchLocal = outboundFetch(local, 2000);
+      const res = await fetchLocal(`${base}/echo`, {
+        method: 'POST',
+        headers: { 'x-custom': 'v' },
+        body: JSON.stringify({ a: 1 }),
+      });
+      assert.equal(res.status, 201);
+      assert.equal(await res.text(), 'created');
+      assert.deepEqual(
+        [lastRequest?.method, lastRequest?.custom, lastRequest?.body],
+        ['POST', 'v', '{"a":1}'],
+      );
+      const ok = await fetchLocal(new URL(`${base}/ok`));
+      assert.equal(ok.headers.get('x-upstream'), 'yes');
+      const strict = outboundFetch(new OutboundHttp({ allowPrivate: false }), 2000);
+      await assert.rejects(strict(`${base}/ok`), isOutbound('blocked_address'));
     });
   });
 });

@@ -6,42 +6,11 @@
  * address rules as every other outbound call.
  */
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
-import { OutboundError, type OutboundHttp } from '../../platform/outbound-http.ts';
+import { OutboundError, type OutboundHttp, outboundFetch } from '../../platform/outbound-http.ts';
 import { type AgentDefinition, AgentError, type ModelAdapter } from './agent-runtime.ts';
 
 /** The largest model answer read (bytes). */
 const MAX_ANSWER_BYTES = 1024 * 1024;
-
-/** A `fetch` over the platform's outbound client (no redirects, SSRF guard, timeout, capped body). */
-export function outboundFetch(outbound: OutboundHttp, timeoutMs: number): typeof fetch {
-  return async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const headers: Record<string, string> = {};
-    new Headers(init?.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
-    const body =
-      typeof init?.body === 'string'
-        ? init.body
-        : init?.body
-          ? Buffer.from(await new Response(init.body).arrayBuffer())
-          : undefined;
-    const res = await outbound.send(url, {
-      method: (init?.method ?? 'GET') as 'GET',
-      headers,
-      body,
-      timeoutMs,
-      maxBodyBytes: MAX_ANSWER_BYTES,
-    });
-    const responseHeaders = new Headers();
-    for (const [name, value] of Object.entries(res.headers))
-      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-    return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {
-      status: res.status,
-      headers: responseHeaders,
-    });
-  };
-}
 
 /** Runs `model` agents against an OpenAI-compatible chat-completions API. */
 export class OpenAiModelAdapter implements ModelAdapter {
@@ -53,7 +22,7 @@ export class OpenAiModelAdapter implements ModelAdapter {
       apiKey: options.apiKey,
       timeout: options.timeoutMs,
       maxRetries: 1,
-      fetch: outboundFetch(options.outbound, options.timeoutMs),
+      fetch: outboundFetch(options.outbound, options.timeoutMs, MAX_ANSWER_BYTES),
     });
   }
 

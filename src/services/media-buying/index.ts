@@ -11,6 +11,16 @@ import {
   SimulatedAdPlatform,
   simulateDeliveryTask,
 } from './catalog/index.ts';
+import {
+  CarrierSimulator,
+  DeterministicDraftingAgent,
+  draftReplyTask,
+  OpenAiDraftingAgent,
+  readTextingConfig,
+  sendTextTask,
+  Texting,
+  textRetentionTask,
+} from './communications/index.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
@@ -84,6 +94,14 @@ export const mediaBuyingService: ServiceDefinition = {
       description: 'Seller Account storefronts, sales agents, pricing rules, products, account links',
     },
     {
+      name: 'communications',
+      description: 'Text messages from the agent phone lines of a Seller Account (SMS and RCS)',
+    },
+    {
+      name: 'carrier',
+      description: 'Webhooks the SMS carrier calls (signed with HMAC-SHA256, see the README)',
+    },
+    {
       name: 'pages',
       description: 'The pages of the service (server-rendered HTML) and their style sheet, icon and scripts',
     },
@@ -113,6 +131,7 @@ export const mediaBuyingService: ServiceDefinition = {
   refusalCounters: ['media_buying.sign_in_throttle'],
   validateEnv(env) {
     readMediaBuyingConfig(env);
+    readTextingConfig(env);
   },
   async setup(ctx) {
     const config = readMediaBuyingConfig(ctx.config.env);
@@ -149,6 +168,24 @@ export const mediaBuyingService: ServiceDefinition = {
     const lists = new BuyerLists(ctx.db);
     const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
     const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
+    const textingConfig = readTextingConfig(ctx.config.env);
+    // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
+    const carrier = new CarrierSimulator(textingConfig.simulatorLatencyMs);
+    const texting = new Texting({
+      db: ctx.db,
+      clock: ctx.clock,
+      secrets: ctx.secrets,
+      config: textingConfig,
+      carrier,
+      // The deterministic drafting agent, or the OpenAI-compatible model when configured (checked the same way).
+      agent: textingConfig.draftingModel
+        ? new OpenAiDraftingAgent({ ...textingConfig.draftingModel, outbound: ctx.outbound })
+        : new DeterministicDraftingAgent(),
+      logger: ctx.logger,
+    });
+    const webhookSecret = textingConfig.webhookSecret
+      ? Buffer.from(textingConfig.webhookSecret, 'utf8')
+      : ctx.secrets.deriveKey('media-buying:carrier-webhook');
     return {
       routes(app) {
         registerMediaBuyingRoutes(app, {
@@ -169,6 +206,7 @@ export const mediaBuyingService: ServiceDefinition = {
           lists,
           sandbox,
           delivery,
+          texting: { texting, simulator: carrier, webhookSecret },
         });
       },
       tasks: [
@@ -178,11 +216,15 @@ export const mediaBuyingService: ServiceDefinition = {
         simulateDeliveryTask.with({ delivery }),
         anonymousCleanupTask.with({ sandbox }),
         pruneCatalogTask.with({ discovery, sandbox }),
+        sendTextTask.with({ texting }),
+        draftReplyTask.with({ texting }),
+        textRetentionTask.with({ texting }),
       ],
       cron: [
         { task: pruneThrottleTask, pattern: '43 * * * *' },
         { task: simulateDeliveryTask, pattern: '7 * * * *' },
         { task: pruneCatalogTask, pattern: '47 * * * *' },
+        { task: textRetentionTask, pattern: '7 * * * *' },
       ],
       seed: (tx) =>
         seedDemo(tx, {
@@ -190,6 +232,7 @@ export const mediaBuyingService: ServiceDefinition = {
           accounts,
           credentials,
           catalog,
+          texting,
           now: ctx.clock.now(),
           publicUrl: ctx.publicUrl,
         }),

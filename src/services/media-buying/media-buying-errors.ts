@@ -257,6 +257,21 @@ export function invalidSignInCode(): ApiError {
   return new ApiError(401, MediaBuyingCode.unauthorized, 'Invalid or expired code.');
 }
 
+/**
+ * 400 `BAD_REQUEST` with `details.reason`: a well-formed request the rules refuse with 400 (spec "Text messaging",
+ * rule 5: an opted-out recipient, a destination outside the sending limits).
+ */
+export function badRequest(message: string, details: Record<string, unknown>): ApiError {
+  return new ApiError(400, MediaBuyingCode.badRequest, message, { details });
+}
+
+/** 401 `UNAUTHORIZED` of the carrier webhooks: the signature is missing, outside its window or wrong (`details.reason`). */
+export function carrierSignatureInvalid(reason: string): ApiError {
+  return new ApiError(401, MediaBuyingCode.unauthorized, 'The carrier signature is missing or invalid.', {
+    details: { reason },
+  });
+}
+
 /** Why Buyer Setup step 1 is incomplete (spec "Other shapes", buyer-setup error details). */
 export type BuyerSetupReason = 'missing_operator_identity' | 'platform_operator_not_allowed';
 

@@ -1,16 +1,21 @@
 /**
  * The demo data of a first start: an admitted Buyer Account with an administrator (who accepted the current terms), an
- * advertiser and a user API key; a Seller Account with a storefront; the first Terms of Service version.
+ * advertiser and a user API key; a Seller Account with a storefront, a text line answered by it (phone lines enabled)
+ * and a user API key of its administrator; the first Terms of Service version.
  */
 import { randomBytes } from 'node:crypto';
 import type { Executor } from '../../platform/database.ts';
 import type { Catalog, ProductInput } from './catalog/index.ts';
+import type { Texting } from './communications/index.ts';
 import type { MediaBuyingCredentials } from './credentials/index.ts';
 import type { Accounts } from './identity/index.ts';
 import { type Actor, OPERATOR, type Organizations } from './organizations/index.ts';
 
 /** The demo administrator's email. */
 export const DEMO_EMAIL = 'admin@demo-buyer.example';
+
+/** The demo Seller Account's text line (a fictional 555-01xx number of Washington, DC). */
+export const DEMO_SELLER_LINE = '+12025550100';
 
 /** The first Terms of Service version. */
 export const INITIAL_TERMS = {
@@ -24,7 +29,8 @@ export const INITIAL_TERMS = {
 /**
  * Seeds the demo data (module comment) in `tx`.
  * @returns the demo credentials for the banner and `credentials.json`: `uiUrl` (the sign-in page), `email`,
- *   `password` (random, strong), `apiKey` (a user API key of the administrator) and the organization ids.
+ *   `password` (random, strong), `apiKey` (a user API key of the administrator) and the organization ids;
+ *   `sellerApiKey` (the administrator's key in the Seller Account) and `sellerLine` (its line's number).
  */
 export async function seedDemo(
   tx: Executor,
@@ -32,6 +38,7 @@ export async function seedDemo(
     organizations: Organizations;
     accounts: Accounts;
     credentials: MediaBuyingCredentials;
+    texting: Texting;
     catalog: Catalog;
     now: Date;
     publicUrl: string;
@@ -69,6 +76,18 @@ export async function seedDemo(
     { name: 'Demo Storefront', currency: 'USD' },
     actor,
   );
+  // Part 4: a text line for the Seller Account, answered by its storefront, with its phone lines enabled.
+  await deps.texting.assignLine(tx, seller.id, {
+    number: DEMO_SELLER_LINE,
+    storefrontId: storefront.publicId,
+  });
+  await deps.texting.setPhoneLines(tx, seller.id, true);
+  const sellerKey = await credentials.keys.createUserKey(tx, {
+    userId: user.id,
+    organizationId: seller.id,
+    organizationPublicId: seller.publicId,
+    label: 'demo seller key (first start)',
+  });
   const catalog = await seedCatalog(tx, deps.catalog, {
     actor,
     buyerId: buyer.id,
@@ -96,6 +115,8 @@ export async function seedDemo(
     apiKey: key.key,
     organizationId: buyer.publicId,
     sellerOrganizationId: seller.publicId,
+    sellerApiKey: sellerKey.key,
+    sellerLine: DEMO_SELLER_LINE,
     advertiserId: advertiser.publicId,
     ...catalog,
   };

@@ -715,3 +715,4 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
 
 /** Part 2's tables (catalog, buying records, discovery, activation sandbox). */
 export * from './catalog.ts';
+export * from './communications.ts';

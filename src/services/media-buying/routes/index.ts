@@ -1,6 +1,7 @@
 /** The HTTP layer of the media-buying service: one plugin per resource, and the operator routes. */
 import type { ServiceApp } from '../../../platform/http.ts';
 import { createAdmission } from '../admission/index.ts';
+import type { CarrierSimulator, Texting } from '../communications/index.ts';
 import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
 import type { OidcSimulator, SsoClient } from '../sso/index.ts';
@@ -11,6 +12,9 @@ import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
 import { registerBuyerRecordRoutes } from './buyer-records.ts';
+import { registerCarrierWebhookRoutes } from './carrier-webhooks.ts';
+import { registerCommunicationRoutes } from './communications.ts';
+import { registerCommunicationOpsRoutes } from './communications-ops.ts';
 import { registerConnectedAppRoutes } from './connected-apps.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
@@ -34,6 +38,7 @@ export function registerMediaBuyingRoutes(
     mailer: Mailer;
     identity: IdentityFlows;
     sso: { client: SsoClient; simulator: OidcSimulator | undefined };
+    texting: { texting: Texting; simulator: CarrierSimulator | undefined; webhookSecret: Buffer };
   },
 ): void {
   const ctx = mediaBuyingRouteContext(app, deps);
@@ -56,4 +61,11 @@ export function registerMediaBuyingRoutes(
   registerSignupRoutes(app, ctx, deps);
   if (deps.sso.simulator) registerOidcSimulatorRoutes(app, ctx, deps.sso.simulator);
   registerPageRoutes(app, ctx);
+  registerCommunicationRoutes(app, ctx, deps.texting.texting);
+  registerCommunicationOpsRoutes(app, ctx, deps.texting);
+  registerCarrierWebhookRoutes(app, {
+    ...deps.texting,
+    clock: deps.clock,
+    secret: deps.texting.webhookSecret,
+  });
 }

@@ -24,6 +24,10 @@ export interface Seeded {
   apiKey: string;
   organizationId: string;
   sellerOrganizationId: string;
+  /** A user API key of the administrator in the demo Seller Account (part 4). */
+  sellerApiKey: string;
+  /** The demo Seller Account's text line (part 4). */
+  sellerLine: string;
 }
 
 /** A request a test sends (method, url, optional JSON body, headers). */

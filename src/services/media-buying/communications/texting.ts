@@ -1,0 +1,1020 @@
+/**
+ * Agent text-message lines (spec document 000, "Text messaging" rules 1-6, "Events" rules 1-7, "Limits"; issue 19):
+ * the operator's lines and switch, the send command, the outbound queue under the per-line limits, inbound texts
+ * (keywords, consent, the drafting agent) and retention. No Fastify here: routes call these methods.
+ *
+ * Numbers and words are sealed with the platform's SecretBox (aad: the row's public id) and matched by an HMAC-SHA256
+ * hash under a key derived from the secrets key (`db/communications.ts`).
+ */
+import { createHmac } from 'node:crypto';
+import { and, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import type { SecretBox } from '../../../platform/crypto.ts';
+import type { Db, Executor } from '../../../platform/database.ts';
+import { prefixedHexId } from '../../../platform/ids.ts';
+import type { AppLogger } from '../../../platform/logger.ts';
+import {
+  type InboundKind,
+  phoneLineSwitches,
+  storefronts,
+  type TextChannel,
+  textConsents,
+  textConversationArrivals,
+  textConversations,
+  textInbound,
+  textLines,
+  textOutbox,
+} from '../db/schema.ts';
+import { badRequest, conflict, notFound } from '../media-buying-errors.ts';
+import type { Carrier } from './carrier.ts';
+import type { TextingConfig } from './config.ts';
+import { classifyDestination, normalizeSender } from './destinations.ts';
+import { type DraftingAgent, helpReply, refuseDraft } from './drafting.ts';
+import { keywordOf } from './keywords.ts';
+import { countSegments } from './segments.ts';
+import { draftReplyTask, sendTextTask } from './tasks.ts';
+
+/** The inbound reply window (spec "Limits"): a text older than this when the agent reaches it gets no reply. */
+export const REPLY_WINDOW_MS = 15 * 60_000;
+/** Agent replies to one number from one line per {@link REPLY_WINDOW_MS} (spec "Limits"). */
+export const REPLIES_PER_NUMBER = 5;
+/** Answers to HELP/INFO to one number from one line per {@link REPLY_WINDOW_MS} (our choice: the spec is silent). */
+const HELP_REPLIES_PER_NUMBER = 1;
+/** Replies (agent and help answers) from one line per hour (spec "Limits"). */
+export const REPLIES_PER_LINE_HOUR = 60;
+/** How long inbound words and numbers are kept (spec "Limits", "Text retention"). */
+export const RETENTION_MS = 30 * 24 * 3_600_000;
+const MINUTE_MS = 60_000;
+/** Texts one run of a line's send job handles before it hands over to a successor job. */
+const PUMP_BATCH = 50;
+const HOUR_MS = 3_600_000;
+
+/** The answer of the send command (spec "Text-message command result"). */
+export interface TextCommandResult {
+  requestId: string;
+  outboxId: string;
+  duplicate: boolean;
+  status: 'pending';
+}
+
+/** A send command as the route hands it over. */
+export interface TextCommand {
+  channel: TextChannel;
+  requestId: string;
+  /** The line's number, E.164. */
+  line: string;
+  destination: string;
+  text: string;
+}
+
+/** An inbound text as the carrier webhook hands it over. */
+export interface InboundText {
+  carrierMessageId: string;
+  /** The line's number, E.164. */
+  to: string;
+  /** The sender's number as the carrier gives it (untrusted). */
+  from: string;
+  text: string;
+}
+
+type LineRow = typeof textLines.$inferSelect;
+
+/** A text marked `sending`, to hand to the carrier after its transaction commits. */
+interface Handover {
+  id: number;
+  publicId: string;
+  channel: TextChannel;
+  /** The line's number. */
+  from: string;
+  to: string;
+  text: string;
+}
+
+/** A text `sending` for this long (service clock) was not answered: it is handed to the carrier again. */
+const STUCK_SENDING_MS = 5 * 60_000;
+
+/** The domain of text-message lines (module comment). */
+export class Texting {
+  private readonly numberKey: Buffer;
+  /** A key of its own for request fingerprints (review nit: not the number key). */
+  private readonly fingerprintKey: Buffer;
+  private readonly sendLookup;
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      secrets: SecretBox;
+      config: TextingConfig;
+      carrier: Carrier;
+      agent: DraftingAgent;
+      logger: AppLogger;
+    },
+  ) {
+    this.numberKey = deps.secrets.deriveKey('media-buying:text-numbers');
+    this.fingerprintKey = deps.secrets.deriveKey('media-buying:text-request-fingerprints');
+    const { db } = deps;
+    // The send command's one read: the line, its switch, the recipient's consent and an earlier use of the requestId.
+    this.sendLookup = db
+      .select({
+        lineId: textLines.id,
+        linePublicId: textLines.publicId,
+        status: textLines.status,
+        enabled: sql<boolean>`coalesce(${phoneLineSwitches.enabled}, false)`,
+        consent: textConsents.status,
+        existingId: sql<
+          string | null
+        >`(select o.public_id from ${textOutbox} o where o.organization_id = ${sql.placeholder('orgId')} and o.request_id = ${sql.placeholder('requestId')}::uuid)`,
+        existingFingerprint: sql<
+          string | null
+        >`(select o.fingerprint from ${textOutbox} o where o.organization_id = ${sql.placeholder('orgId')} and o.request_id = ${sql.placeholder('requestId')}::uuid)`,
+      })
+      .from(textLines)
+      .leftJoin(phoneLineSwitches, eq(phoneLineSwitches.organizationId, textLines.organizationId))
+      .leftJoin(
+        textConsents,
+        and(eq(textConsents.lineId, textLines.id), eq(textConsents.numberHash, sql.placeholder('hash'))),
+      )
+      .where(
+        and(
+          eq(textLines.organizationId, sql.placeholder('orgId')),
+          eq(textLines.number, sql.placeholder('line')),
+        ),
+      )
+      .orderBy(sql`${textLines.status} = 'active' desc`, sql`${textLines.id} desc`)
+      .limit(1)
+      .prepare('media_buying_text_send_lookup');
+  }
+
+  /** HMAC-SHA256 (hex) of a number under the service's number key: matches a number without storing it. */
+  hashNumber(e164: string): string {
+    return createHmac('sha256', this.numberKey).update(e164).digest('hex');
+  }
+
+  private fingerprint(command: TextCommand): string {
+    return createHmac('sha256', this.fingerprintKey)
+      .update(JSON.stringify([command.channel, command.line, command.destination, command.text]))
+      .digest('hex');
+  }
+
+  // ---------------------------------------------------------------- operator: lines and the switch
+
+  /** Whether a Seller Account's agent phone lines are enabled (no record: disabled). */
+  async phoneLinesEnabled(organizationId: number, executor: Executor = this.deps.db): Promise<boolean> {
+    const [row] = await executor
+      .select({ enabled: phoneLineSwitches.enabled })
+      .from(phoneLineSwitches)
+      .where(eq(phoneLineSwitches.organizationId, organizationId));
+    return row?.enabled ?? false;
+  }
+
+  /**
+   * Turns a Seller Account's agent phone lines on or off. Turning them on hands the agent every inbound text its lines
+   * hold (rule 5 of "Events": those still inside the reply window are answered, older ones get no reply).
+   * @returns how many held texts were handed to the agent.
+   */
+  async setPhoneLines(tx: Executor, organizationId: number, enabled: boolean): Promise<number> {
+    const now = this.deps.clock.now();
+    await tx
+      .insert(phoneLineSwitches)
+      .values({ organizationId, enabled, changedAt: now })
+      .onConflictDoUpdate({ target: phoneLineSwitches.organizationId, set: { enabled, changedAt: now } });
+    if (!enabled) return 0;
+    const held = await tx
+      .select({ publicId: textInbound.publicId })
+      .from(textInbound)
+      .where(and(eq(textInbound.organizationId, organizationId), eq(textInbound.status, 'queued')));
+    for (const row of held) await draftReplyTask.enqueue(tx, { inboundId: row.publicId });
+    return held.length;
+  }
+
+  /**
+   * Assigns a number to a Seller Account as an active line (the operator only: rule 1, no self-service selection). The
+   * number's consent records from its earlier (retired) lines are carried over: an opt-out outlives a re-assignment.
+   * @throws ApiError 400 `BAD_REQUEST` (`line_number_not_allowed`) for a number that is not an ordinary +1 number;
+   *   409 `CONFLICT` (`line_number_in_use`) when an active line has the number; 404 for a storefront of another account.
+   */
+  async assignLine(
+    tx: Executor,
+    organizationId: number,
+    input: { number: string; storefrontId: string | null },
+  ): Promise<LineRow> {
+    const number = classifyDestination(input.number);
+    if (!number.allowed)
+      throw badRequest('A line must be an ordinary +1 number.', {
+        reason: 'line_number_not_allowed',
+        classification: number.reason,
+      });
+    const storefrontId = await this.storefrontOf(tx, organizationId, input.storefrontId);
+    const [row] = await tx
+      .insert(textLines)
+      .values({
+        publicId: prefixedHexId('ln'),
+        organizationId,
+        number: number.e164,
+        storefrontId,
+        status: 'active',
+        assignedAt: this.deps.clock.now(),
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!row)
+      throw conflict(`An active line already has the number ${number.e164}.`, {
+        reason: 'line_number_in_use',
+      });
+    // A recipient's consent belongs to the number they texted STOP to, not to the line record: a number assigned
+    // again (to this or another account) starts with the latest consent of each recipient on its earlier lines.
+    await tx.execute(sql`
+      insert into ${textConsents} (line_id, number_hash, status, changed_at)
+      select distinct on (c.number_hash) ${row.id}, c.number_hash, c.status, c.changed_at
+      from ${textConsents} c join ${textLines} l on l.id = c.line_id
+      where l.number = ${number.e164} and l.id <> ${row.id}
+      order by c.number_hash, c.changed_at desc
+      on conflict do nothing`);
+    return row;
+  }
+
+  /**
+   * Changes a line: its storefront, or its status to `retired` (terminal: a retired line neither sends nor answers;
+   * its queued texts are dropped when their turn comes).
+   * @throws ApiError 404 for an unknown line or a storefront of another account; 409 to reactivate a retired line.
+   */
+  async updateLine(
+    tx: Executor,
+    linePublicId: string,
+    patch: { status?: 'active' | 'retired'; storefrontId?: string | null },
+  ): Promise<LineRow> {
+    const [line] = await tx
+      .select()
+      .from(textLines)
+      .where(eq(textLines.publicId, linePublicId))
+      .for('update');
+    if (!line) throw notFound('Line', linePublicId);
+    const set: Partial<LineRow> = {};
+    if (patch.status !== undefined && patch.status !== line.status) {
+      if (patch.status === 'active')
+        throw conflict('A retired line stays retired; assign the number again.', { reason: 'line_retired' });
+      set.status = 'retired';
+      set.retiredAt = this.deps.clock.now();
+    }
+    if (patch.storefrontId !== undefined)
+      set.storefrontId = await this.storefrontOf(tx, line.organizationId, patch.storefrontId);
+    if (Object.keys(set).length === 0) return line;
+    const [row] = await tx.update(textLines).set(set).where(eq(textLines.id, line.id)).returning();
+    return row!;
+  }
+
+  private async storefrontOf(
+    tx: Executor,
+    organizationId: number,
+    publicId: string | null,
+  ): Promise<number | null> {
+    if (publicId === null) return null;
+    const [row] = await tx
+      .select({ id: storefronts.id })
+      .from(storefronts)
+      .where(and(eq(storefronts.publicId, publicId), eq(storefronts.organizationId, organizationId)));
+    if (!row) throw notFound('Storefront', publicId);
+    return row.id;
+  }
+
+  /** The lines of an organization (or every line), newest first. */
+  async lines(organizationId?: number): Promise<LineRow[]> {
+    const query = this.deps.db.select().from(textLines);
+    return (
+      organizationId === undefined ? query : query.where(eq(textLines.organizationId, organizationId))
+    ).orderBy(sql`${textLines.id} desc`);
+  }
+
+  // ---------------------------------------------------------------- the send command
+
+  /**
+   * The send command (spec "Text messaging", rules 1-5; `POST /api/v2/communications/messages` and `/rcs/messages`),
+   * for a caller whose credential the route checked for seller write access in `organizationId` (rules 2 and
+   * "Authentication" 7). Nothing is queued unless every rule passes; the text and the job commit together.
+   * @throws ApiError 404 `NOT_FOUND` for a line that is not this Seller Account's (rule 2: unknown and foreign lines
+   *   answer alike); 409 `CONFLICT` `phone_lines_disabled` / `line_retired` (rule 1), `request_id_reused` (rule 4);
+   *   400 `BAD_REQUEST` `destination_not_allowed` / `recipient_opted_out` (rule 5).
+   */
+  async send(organizationId: number, command: TextCommand): Promise<TextCommandResult> {
+    const destination = classifyDestination(command.destination);
+    const hash = destination.allowed ? this.hashNumber(destination.e164) : '';
+    const [found] = await this.sendLookup.execute({
+      orgId: organizationId,
+      line: command.line,
+      hash,
+      requestId: command.requestId,
+    });
+    if (!found) throw notFound('Line', command.line);
+    const fingerprint = this.fingerprint(command);
+    if (found.existingId !== null)
+      return this.repeat(command, fingerprint, found.existingId, found.existingFingerprint);
+    if (!found.enabled)
+      throw conflict('Agent phone lines are not enabled for this Seller Account.', {
+        reason: 'phone_lines_disabled',
+      });
+    if (found.status !== 'active') throw conflict('This line is retired.', { reason: 'line_retired' });
+    if (!destination.allowed)
+      throw badRequest('The destination is outside the sending limits: ordinary +1 numbers only.', {
+        reason: 'destination_not_allowed',
+        classification: destination.reason,
+        field: 'destination',
+      });
+    if (found.consent === 'opted_out')
+      throw badRequest('The recipient opted out of texts from this line.', {
+        reason: 'recipient_opted_out',
+        field: 'destination',
+      });
+    const outboxId = prefixedHexId('txo');
+    const inserted = await this.deps.db.transaction((tx) =>
+      this.queue(tx, {
+        outboxId,
+        organizationId,
+        lineId: found.lineId,
+        linePublicId: found.linePublicId,
+        origin: 'command',
+        channel: command.channel,
+        requestId: command.requestId,
+        fingerprint,
+        destination: destination.e164,
+        destinationHash: hash,
+        text: command.text,
+        inboundId: null,
+      }),
+    );
+    if (inserted) return { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' };
+    // A concurrent command with the same requestId won the insert: answer as a repeat of it.
+    const [winner] = await this.deps.db
+      .select({ publicId: textOutbox.publicId, fingerprint: textOutbox.fingerprint })
+      .from(textOutbox)
+      .where(and(eq(textOutbox.organizationId, organizationId), eq(textOutbox.requestId, command.requestId)));
+    return this.repeat(command, fingerprint, winner!.publicId, winner!.fingerprint);
+  }
+
+  private repeat(
+    command: TextCommand,
+    fingerprint: string,
+    outboxId: string,
+    stored: string | null,
+  ): TextCommandResult {
+    if (stored !== fingerprint)
+      throw conflict('This requestId was used with another line, destination or text.', {
+        reason: 'request_id_reused',
+        field: 'requestId',
+      });
+    return { requestId: command.requestId, outboxId, duplicate: true, status: 'pending' };
+  }
+
+  /**
+   * Inserts a pending text and makes sure its line's send job will see it, inside the caller's transaction `tx`: the
+   * line's key-share lock first, then the insert and the job check in one statement. The job key is the line: one job
+   * sends the line's queue. When that job is waiting (not running, no failed attempt) nothing is written to the job
+   * queue: concurrent sends on one line do not
+   * all update one job row (measured: half the throughput). When none waits, `add_job` adds it (a running job gets a
+   * successor: Graphile Worker detaches the key of a locked job; a job waiting for the minute keeps its time,
+   * `preserve_run_at`). Reads Graphile Worker 0.17's `_private_jobs` (`key`, `locked_at`): re-check on an upgrade.
+   * @returns false when the requestId was taken meanwhile (nothing written).
+   */
+  private async queue(
+    tx: Executor,
+    item: {
+      outboxId: string;
+      organizationId: number;
+      lineId: number;
+      linePublicId: string;
+      origin: 'command' | 'agent_reply' | 'help_reply';
+      channel: TextChannel;
+      requestId: string | null;
+      fingerprint: string;
+      destination: string;
+      destinationHash: string;
+      text: string;
+      inboundId: number | null;
+    },
+  ): Promise<boolean> {
+    const { secrets, clock } = this.deps;
+    const segments = countSegments(item.text).segments;
+    const jobKey = `${sendTextTask.name}:${item.linePublicId}`;
+    // The line's key-share lock in a statement of its own, held to commit: a send job's next step locks the line for
+    // update, so it waits for this text and sees it. The job check below is a later statement, so (read committed)
+    // it reads the job as it is once the lock is held, not as it was before waiting for it (review MUST 3: a job
+    // that drained the queue while this send waited would otherwise be taken for a waiting one).
+    const locked = await tx.execute(sql`select id from ${textLines} where id = ${item.lineId} for key share`);
+    if (locked.rows.length === 0) return false;
+    // The job counts as waiting only when it is neither running nor in backoff after a failure (attempts = 0); else
+    // add_job resets its attempts and run_at (review MUST 2: a job in backoff, or dead after its last attempt,
+    // would leave the line's texts unsent).
+    const result = await tx.execute(sql`
+      with inserted as (
+        insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
+          destination_hash, destination_sealed, text_sealed, segments, status, inbound_id, created_at)
+        values (${item.outboxId}, ${item.organizationId}, ${item.lineId}, ${item.origin}, ${item.channel},
+          ${item.requestId}::uuid, ${item.fingerprint}, ${item.destinationHash},
+          ${secrets.encrypt(item.destination, `${item.outboxId}:destination`)},
+          ${secrets.encrypt(item.text, `${item.outboxId}:text`)}, ${segments}, 'pending', ${item.inboundId},
+          ${clock.now().toISOString()}::timestamptz)
+        on conflict do nothing
+        returning public_id
+      )
+      select case
+        when exists (select 1 from graphile_worker._private_jobs j
+                     where j.key = ${jobKey} and j.locked_at is null and j.attempts = 0)
+          then null
+        else graphile_worker.add_job(
+          identifier => ${sendTextTask.name},
+          payload => json_build_object('lineId', ${item.linePublicId}::text),
+          job_key => ${jobKey},
+          job_key_mode => 'preserve_run_at')
+      end from inserted`);
+    return result.rows.length === 1;
+  }
+
+  // ---------------------------------------------------------------- the outbound queue
+
+  /**
+   * Sends the queued texts of one line, oldest first, each in its own transaction holding the line's row lock (so the
+   * limits hold across any number of workers and jobs):
+   * - the line retired, its switch off, or the recipient opted out: `dropped`, never sent, never retried;
+   * - 10 texts sent by the line in the last minute (on the clock): the rest stay pending and the job is rescheduled
+   *   for when the oldest of those 10 leaves the minute;
+   * - the line's segments sent since 00:00 UTC plus this text's over the daily budget: `over_budget`, never retried;
+   * - else the text is marked `sending` (counted) and the transaction commits; then {@link handOver} calls the
+   *   carrier outside the lock: accepted (`sent`) or refused (`refused`). A carrier that cannot be reached throws:
+   *   the text is `pending` again, nothing is counted, and the job is retried with Graphile Worker's backoff.
+   * Texts refused before the carrier (dropped, over budget) count toward neither limit: only `sending` and `sent`
+   * texts are counted.
+   * At most {@link PUMP_BATCH} texts per run; then the job adds its successor and ends (other lines get their turn).
+   */
+  async pump(linePublicId: string): Promise<void> {
+    const { db } = this.deps;
+    for (let i = 0; i < PUMP_BATCH; i++) {
+      const step = await db.transaction((tx) => this.sendNext(tx, linePublicId));
+      if (step === 'empty') return;
+      if (typeof step === 'number') {
+        // The wait is measured on the service clock; the job's wake-up is in database (wall) time.
+        await sendTextTask.enqueue(
+          db,
+          { lineId: linePublicId },
+          { jobKey: linePublicId, jobKeyMode: 'preserve_run_at', runAt: new Date(Date.now() + step) },
+        );
+        return;
+      }
+      if (step !== 'next') await this.handOver(step);
+    }
+    await sendTextTask.enqueue(
+      db,
+      { lineId: linePublicId },
+      { jobKey: linePublicId, jobKeyMode: 'preserve_run_at' },
+    );
+  }
+
+  /**
+   * Hands a text marked `sending` to the carrier, outside any transaction and lock (review SHOULD 5: a commit that
+   * failed after the carrier accepted would send it again, and the line's other sends would wait for the carrier),
+   * with the outbox id as idempotency key, then records the answer. A carrier that cannot be reached: the text is
+   * `pending` again (nothing counted) and the error is thrown (the job is retried with backoff). A process that stops
+   * in between leaves it `sending`: {@link sendNext} hands it over again after {@link STUCK_SENDING_MS}.
+   */
+  private async handOver(text: Handover): Promise<void> {
+    const { db, carrier } = this.deps;
+    const sending = and(eq(textOutbox.id, text.id), eq(textOutbox.status, 'sending'));
+    let outcome: Awaited<ReturnType<Carrier['send']>>;
+    try {
+      outcome = await carrier.send({
+        channel: text.channel,
+        from: text.from,
+        to: text.to,
+        text: text.text,
+        idempotencyKey: text.publicId,
+      });
+    } catch (err) {
+      await db.update(textOutbox).set({ status: 'pending', sentAt: null }).where(sending);
+      throw err;
+    }
+    if (outcome.accepted)
+      await db
+        .update(textOutbox)
+        .set({ status: 'sent', carrierMessageId: outcome.carrierMessageId })
+        .where(sending);
+    else
+      await db
+        .update(textOutbox)
+        .set({ status: 'refused', reason: outcome.reason, sentAt: null })
+        .where(sending);
+  }
+
+  /**
+   * One text of {@link pump}, in `tx` holding the line's lock. @returns `empty` (no pending text), `next` (one was
+   * dropped), the milliseconds to wait for the minute to free, or a text now marked `sending` (counted toward both
+   * limits from here) for {@link handOver} after commit. A text left `sending` for {@link STUCK_SENDING_MS} comes
+   * first, handed over again under the same idempotency key.
+   */
+  private async sendNext(tx: Executor, linePublicId: string): Promise<'empty' | 'next' | number | Handover> {
+    const { clock, config, secrets } = this.deps;
+    const [line] = await tx
+      .select()
+      .from(textLines)
+      .where(eq(textLines.publicId, linePublicId))
+      .for('update');
+    if (!line) return 'empty';
+    const now = clock.now();
+    const [item] = await tx
+      .select()
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          sql`(${textOutbox.status} = 'pending' or (${textOutbox.status} = 'sending' and ${textOutbox.sentAt} <= ${new Date(now.getTime() - STUCK_SENDING_MS).toISOString()}::timestamptz))`,
+        ),
+      )
+      .orderBy(sql`${textOutbox.status} = 'sending' desc`, textOutbox.id)
+      .limit(1)
+      .for('update');
+    if (!item) return 'empty';
+    const drop = async (status: 'dropped' | 'over_budget', reason: string) => {
+      await tx.update(textOutbox).set({ status, reason }).where(eq(textOutbox.id, item.id));
+      return 'next' as const;
+    };
+    if (line.status !== 'active') return drop('dropped', 'line_retired');
+    if (!(await this.phoneLinesEnabled(line.organizationId, tx)))
+      return drop('dropped', 'phone_lines_disabled');
+    const [consent] = await tx
+      .select({ status: textConsents.status })
+      .from(textConsents)
+      .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, item.destinationHash ?? '')));
+    if (consent?.status === 'opted_out') return drop('dropped', 'opted_out');
+    const handover: Handover = {
+      id: item.id,
+      publicId: item.publicId,
+      channel: item.channel,
+      from: line.number,
+      to: secrets.decrypt(item.destinationSealed!, `${item.publicId}:destination`),
+      text: secrets.decrypt(item.textSealed!, `${item.publicId}:text`),
+    };
+    // Stuck in `sending`: already counted; the carrier knows it by its idempotency key if it got it.
+    if (item.status === 'sending') return handover;
+    const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const minuteStart = new Date(now.getTime() - MINUTE_MS);
+    const counted = inArray(textOutbox.status, ['sent', 'sending']);
+    const [usage] = await tx
+      .select({
+        lastMinute: sql<number>`count(*) filter (where ${textOutbox.sentAt} > ${minuteStart.toISOString()}::timestamptz)::int`,
+        oldest: sql<
+          string | null
+        >`min(${textOutbox.sentAt}) filter (where ${textOutbox.sentAt} > ${minuteStart.toISOString()}::timestamptz)::text`,
+        segments: sql<number>`coalesce(sum(${textOutbox.segments}), 0)::int`,
+      })
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          counted,
+          gte(textOutbox.sentAt, dayStart < minuteStart ? dayStart : minuteStart),
+          lte(textOutbox.sentAt, now),
+        ),
+      );
+    if (usage!.lastMinute >= config.perMinute)
+      return Math.max(1000, new Date(usage!.oldest!).getTime() + MINUTE_MS - now.getTime());
+    // The day's segments: texts sent since 00:00 UTC (the window above may reach into yesterday for the minute).
+    const daySegments =
+      dayStart < minuteStart
+        ? usage!.segments
+        : (
+            await tx
+              .select({ segments: sql<number>`coalesce(sum(${textOutbox.segments}), 0)::int` })
+              .from(textOutbox)
+              .where(
+                and(
+                  eq(textOutbox.lineId, line.id),
+                  counted,
+                  gte(textOutbox.sentAt, dayStart),
+                  lte(textOutbox.sentAt, now),
+                ),
+              )
+          )[0]!.segments;
+    if (daySegments + item.segments > config.dailySegments) return drop('over_budget', 'daily_budget');
+    await tx.update(textOutbox).set({ status: 'sending', sentAt: now }).where(eq(textOutbox.id, item.id));
+    return handover;
+  }
+
+  /** Records a carrier delivery receipt on the text it names (unknown ids are ignored). @returns true when found. */
+  async receipt(carrierMessageId: string, status: string): Promise<boolean> {
+    const rows = await this.deps.db
+      .update(textOutbox)
+      .set({ deliveryStatus: status })
+      .where(eq(textOutbox.carrierMessageId, carrierMessageId))
+      .returning({ id: textOutbox.id });
+    return rows.length > 0;
+  }
+
+  // ---------------------------------------------------------------- inbound texts
+
+  /**
+   * Takes an inbound text from the carrier (spec "Events"): stored sealed, once per carrier message id; keywords are
+   * applied first against the consent record (rule 1: an opt-out drops the queued texts to that number and is never
+   * shown to the agent; an opt-in; a help keyword); any other text from a number not opted out goes to the agent's
+   * queue (rule 2) and into the conversation record (rule 7).
+   * @returns the inbound id and what the text was, or null when `to` is no active line.
+   */
+  async receive(
+    input: InboundText,
+  ): Promise<{ inboundId: string; kind: InboundKind; duplicate: boolean } | null> {
+    const { db, clock, secrets } = this.deps;
+    // One key per sender however the carrier writes it (with or without `+`), the key the send command hashes.
+    const from = normalizeSender(input.from);
+    return db.transaction(async (tx) => {
+      const [line] = await tx
+        .select()
+        .from(textLines)
+        .where(and(eq(textLines.number, input.to), eq(textLines.status, 'active')));
+      if (!line) return null;
+      const seen = await this.storedInbound(tx, line.id, input.carrierMessageId);
+      if (seen) return seen;
+      const now = clock.now();
+      const keyword = keywordOf(input.text);
+      const kind: InboundKind = keyword ?? 'brief';
+      const fromHash = this.hashNumber(from);
+      const noAnswer = await this.noAnswerTo(tx, line.id, from, fromHash);
+      const publicId = prefixedHexId('txi');
+      const briefForAgent = kind === 'brief' && noAnswer === null;
+      const [inserted] = await tx
+        .insert(textInbound)
+        .values({
+          publicId,
+          organizationId: line.organizationId,
+          lineId: line.id,
+          carrierMessageId: input.carrierMessageId,
+          arrivedAt: now,
+          kind,
+          status: briefForAgent ? 'queued' : kind === 'brief' ? 'no_reply' : 'handled',
+          outcome: kind === 'brief' ? noAnswer : null,
+          fromHash,
+          fromSealed: secrets.encrypt(from, `${publicId}:from`),
+          textSealed: secrets.encrypt(input.text, `${publicId}:text`),
+          handledAt: briefForAgent ? null : now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: textInbound.id });
+      // A concurrent delivery of the same message id won the insert: answer its stored id (review nit).
+      if (!inserted)
+        return (
+          (await this.storedInbound(tx, line.id, input.carrierMessageId)) ?? {
+            inboundId: publicId,
+            kind,
+            duplicate: true,
+          }
+        );
+      if (kind === 'opt_out' || kind === 'opt_in') await this.applyConsent(tx, line.id, kind, fromHash, now);
+      if (briefForAgent) {
+        await this.recordArrival(tx, line, fromHash, now);
+        await draftReplyTask.enqueue(tx, { inboundId: publicId });
+      }
+      if (kind === 'help' && noAnswer === null)
+        await this.queueHelpReply(tx, line, from, fromHash, inserted.id);
+      return { inboundId: publicId, kind, duplicate: false };
+    });
+  }
+
+  /**
+   * Why a sender gets no answer (drafted or help) from a line, or null: opted out of the line (its consent row is
+   * locked to the end of the transaction), or another active line of the platform (two lines would otherwise answer
+   * each other forever: review SHOULD 7).
+   */
+  private async noAnswerTo(
+    tx: Executor,
+    lineId: number,
+    from: string,
+    fromHash: string,
+  ): Promise<'opted_out' | 'platform_line' | null> {
+    const [consent] = await tx
+      .select({ status: textConsents.status })
+      .from(textConsents)
+      .where(and(eq(textConsents.lineId, lineId), eq(textConsents.numberHash, fromHash)))
+      .for('update');
+    if (consent?.status === 'opted_out') return 'opted_out';
+    const [fromLine] = await tx
+      .select({ id: textLines.id })
+      .from(textLines)
+      .where(and(eq(textLines.number, from), eq(textLines.status, 'active')));
+    return fromLine ? 'platform_line' : null;
+  }
+
+  /** The stored inbound text of a carrier message id on a line, as a duplicate's answer; undefined when none. */
+  private async storedInbound(tx: Executor, lineId: number, carrierMessageId: string) {
+    const [row] = await tx
+      .select({ publicId: textInbound.publicId, kind: textInbound.kind })
+      .from(textInbound)
+      .where(and(eq(textInbound.lineId, lineId), eq(textInbound.carrierMessageId, carrierMessageId)));
+    return row && { inboundId: row.publicId, kind: row.kind, duplicate: true };
+  }
+
+  /**
+   * Rule 1: records an opt-out or opt-in of a number on a line; an opt-out drops the line's pending texts to it.
+   */
+  private async applyConsent(
+    tx: Executor,
+    lineId: number,
+    kind: 'opt_out' | 'opt_in',
+    fromHash: string,
+    now: Date,
+  ): Promise<void> {
+    const status = kind === 'opt_out' ? 'opted_out' : 'opted_in';
+    await tx
+      .insert(textConsents)
+      .values({ lineId, numberHash: fromHash, status, changedAt: now })
+      .onConflictDoUpdate({
+        target: [textConsents.lineId, textConsents.numberHash],
+        set: { status, changedAt: now },
+      });
+    if (kind === 'opt_out')
+      await tx
+        .update(textOutbox)
+        .set({ status: 'dropped', reason: 'opted_out' })
+        .where(
+          and(
+            eq(textOutbox.lineId, lineId),
+            eq(textOutbox.destinationHash, fromHash),
+            eq(textOutbox.status, 'pending'),
+          ),
+        );
+  }
+
+  /**
+   * The fixed answer to HELP or INFO (a control message, not a brief: no agent): who texts from this line and how to
+   * opt out, through the same queue and checks as every text. None to a sender outside the sending limits, or while
+   * the Seller Account's lines are disabled, to a number answered in the last 15 minutes, or when the line sent 60
+   * replies (agent and help) in the hour. It is not an agent reply (the 5-per-number agent cap does not count it).
+   */
+  private async queueHelpReply(
+    tx: Executor,
+    line: LineRow,
+    from: string,
+    fromHash: string,
+    inboundId: number,
+  ): Promise<void> {
+    const destination = classifyDestination(from);
+    if (!destination.allowed || !(await this.phoneLinesEnabled(line.organizationId, tx))) return;
+    // One help answer per number per 15 minutes, and help answers count toward the line's 60 replies an hour (review
+    // SHOULD 10: else one sender repeating HELP spends the line's minute and daily budget).
+    const now = this.deps.clock.now();
+    const [recent] = await tx
+      .select({
+        number: sql<number>`count(*) filter (where ${textOutbox.origin} = 'help_reply' and ${textOutbox.destinationHash} = ${fromHash} and ${textOutbox.createdAt} > ${new Date(now.getTime() - REPLY_WINDOW_MS).toISOString()}::timestamptz)::int`,
+        line: sql<number>`count(*)::int`,
+      })
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          inArray(textOutbox.origin, ['agent_reply', 'help_reply']),
+          sql`${textOutbox.createdAt} > ${new Date(now.getTime() - HOUR_MS).toISOString()}::timestamptz`,
+          lte(textOutbox.createdAt, now),
+        ),
+      );
+    if (recent!.number >= HELP_REPLIES_PER_NUMBER || recent!.line >= REPLIES_PER_LINE_HOUR) return;
+    const [storefront] =
+      line.storefrontId === null
+        ? []
+        : await tx
+            .select({ name: storefronts.name })
+            .from(storefronts)
+            .where(eq(storefronts.id, line.storefrontId));
+    const outboxId = prefixedHexId('txo');
+    await this.queue(tx, {
+      outboxId,
+      organizationId: line.organizationId,
+      lineId: line.id,
+      linePublicId: line.publicId,
+      origin: 'help_reply',
+      channel: 'sms',
+      requestId: null,
+      fingerprint: outboxId,
+      destination: destination.e164,
+      destinationHash: fromHash,
+      text: helpReply(storefront?.name ?? 'This line'),
+      inboundId,
+    });
+  }
+
+  /** Adds an arrival time to the number's conversation record (rule 7: arrival times only). */
+  private async recordArrival(tx: Executor, line: LineRow, numberHash: string, at: Date): Promise<void> {
+    const [conversation] = await tx
+      .insert(textConversations)
+      .values({ organizationId: line.organizationId, lineId: line.id, numberHash, createdAt: at })
+      .onConflictDoUpdate({
+        target: [textConversations.organizationId, textConversations.lineId, textConversations.numberHash],
+        set: { numberHash },
+      })
+      .returning({ id: textConversations.id });
+    await tx.insert(textConversationArrivals).values({ conversationId: conversation!.id, arrivedAt: at });
+  }
+
+  /**
+   * The storefront agent's turn on one inbound text (spec "Events", rules 2-6). In three steps, so no lock is held
+   * while the agent drafts:
+   * 1. pick-up (one transaction): while the Seller Account's lines are disabled the text stays queued (rule 5);
+   *    otherwise no reply for a text older than 15 minutes, a blank text, a retired line, a storefront missing,
+   *    archived, replaced or in adapter mode, a number opted out before, or the reply caps (5 per number per 15
+   *    minutes, 60 per line per hour) (rule 4); else the text is `working`;
+   * 2. the agent drafts from the words of this message and the storefront's name only (rule 2);
+   * 3. queueing (one transaction holding the line's lock): line, switch, consent and caps checked again (rule 3: not
+   *    queued if the line retired or the sender opted out meanwhile), the destination checked against the sending
+   *    limits, the draft checked by {@link refuseDraft}; then the reply joins the outbound queue.
+   * Every "no reply" is final (no retry).
+   */
+  async answer(inboundId: string): Promise<void> {
+    const picked = await this.pickUp(inboundId);
+    if (picked === null) return;
+    let draft: string;
+    try {
+      draft = await this.deps.agent.draft({ text: picked.text, storefrontName: picked.storefrontName });
+    } catch (err) {
+      this.deps.logger.warn(
+        { inboundId, err: (err as Error).message },
+        'the drafting agent failed: no reply',
+      );
+      await this.finish(picked.id, 'no_reply', 'draft_failed');
+      return;
+    }
+    await this.queueReply(picked, draft);
+  }
+
+  private async finish(
+    id: number,
+    status: 'no_reply' | 'replied',
+    outcome: string | null,
+    executor: Executor = this.deps.db,
+  ) {
+    await executor
+      .update(textInbound)
+      .set({ status, outcome, handledAt: this.deps.clock.now() })
+      .where(eq(textInbound.id, id));
+  }
+
+  /** Why the line cannot reply now (rule 4 caps, line and storefront), or null. */
+  private async replyBlock(
+    executor: Executor,
+    line: LineRow,
+    fromHash: string,
+    now: Date,
+  ): Promise<string | null> {
+    if (line.status !== 'active') return 'line_retired';
+    const [consent] = await executor
+      .select({ status: textConsents.status })
+      .from(textConsents)
+      .where(and(eq(textConsents.lineId, line.id), eq(textConsents.numberHash, fromHash)));
+    if (consent?.status === 'opted_out') return 'opted_out';
+    const [counts] = await executor
+      .select({
+        number: sql<number>`count(*) filter (where ${textOutbox.origin} = 'agent_reply' and ${textOutbox.destinationHash} = ${fromHash} and ${textOutbox.createdAt} > ${new Date(now.getTime() - REPLY_WINDOW_MS).toISOString()}::timestamptz)::int`,
+        line: sql<number>`count(*)::int`,
+      })
+      .from(textOutbox)
+      .where(
+        and(
+          eq(textOutbox.lineId, line.id),
+          inArray(textOutbox.origin, ['agent_reply', 'help_reply']),
+          sql`${textOutbox.createdAt} > ${new Date(now.getTime() - HOUR_MS).toISOString()}::timestamptz`,
+          lte(textOutbox.createdAt, now),
+        ),
+      );
+    if (counts!.number >= REPLIES_PER_NUMBER) return 'number_reply_limit';
+    if (counts!.line >= REPLIES_PER_LINE_HOUR) return 'line_reply_limit';
+    return null;
+  }
+
+  private async pickUp(inboundId: string) {
+    const { db, clock, secrets } = this.deps;
+    return db.transaction(async (tx) => {
+      const [item] = await tx
+        .select()
+        .from(textInbound)
+        .where(eq(textInbound.publicId, inboundId))
+        .for('update');
+      if (!item || (item.status !== 'queued' && item.status !== 'working')) return null;
+      const [line] = await tx.select().from(textLines).where(eq(textLines.id, item.lineId));
+      // Rule 5: the switch is read at pick-up; while off the text stays queued (enabling hands it over again).
+      if (!(await this.phoneLinesEnabled(item.organizationId, tx))) return null;
+      const now = clock.now();
+      const noReply = async (outcome: string) => {
+        await this.finish(item.id, 'no_reply', outcome, tx);
+        return null;
+      };
+      if (now.getTime() - item.arrivedAt.getTime() > REPLY_WINDOW_MS) return noReply('stale');
+      if (item.textSealed === null || item.fromSealed === null || item.fromHash === null)
+        return noReply('stale');
+      const text = secrets.decrypt(item.textSealed, `${item.publicId}:text`);
+      if (text.trim() === '') return noReply('blank');
+      if (line?.status !== 'active') return noReply('line_retired');
+      const [storefront] =
+        line.storefrontId === null
+          ? []
+          : await tx.select().from(storefronts).where(eq(storefronts.id, line.storefrontId));
+      if (storefront?.status !== 'active' || storefront.adapterMode) return noReply('storefront_unavailable');
+      const blocked = await this.replyBlock(tx, line, item.fromHash, now);
+      if (blocked) return noReply(blocked);
+      await tx.update(textInbound).set({ status: 'working' }).where(eq(textInbound.id, item.id));
+      return {
+        id: item.id,
+        publicId: item.publicId,
+        organizationId: item.organizationId,
+        lineId: line.id,
+        fromHash: item.fromHash,
+        from: secrets.decrypt(item.fromSealed, `${item.publicId}:from`),
+        text,
+        storefrontName: storefront.name,
+      };
+    });
+  }
+
+  private async queueReply(
+    picked: NonNullable<Awaited<ReturnType<Texting['pickUp']>>>,
+    draft: string,
+  ): Promise<void> {
+    const { db, clock } = this.deps;
+    await db.transaction(async (tx) => {
+      const [item] = await tx.select().from(textInbound).where(eq(textInbound.id, picked.id)).for('update');
+      if (item?.status !== 'working') return;
+      const [line] = await tx.select().from(textLines).where(eq(textLines.id, picked.lineId)).for('update');
+      const now = clock.now();
+      const noReply = (outcome: string) => this.finish(picked.id, 'no_reply', outcome, tx);
+      if (!line) return noReply('line_retired');
+      if (!(await this.phoneLinesEnabled(line.organizationId, tx))) return noReply('phone_lines_disabled');
+      const blocked = await this.replyBlock(tx, line, picked.fromHash, now);
+      if (blocked) return noReply(blocked === 'opted_out' ? 'opted_out_meanwhile' : blocked);
+      const destination = classifyDestination(picked.from);
+      if (!destination.allowed) return noReply('destination_not_allowed');
+      const refusal = refuseDraft(draft);
+      if (refusal) {
+        this.deps.logger.warn({ inboundId: picked.publicId, refusal }, 'a draft reply was refused: no reply');
+        return noReply('draft_refused');
+      }
+      const outboxId = prefixedHexId('txo');
+      await this.queue(tx, {
+        outboxId,
+        organizationId: picked.organizationId,
+        lineId: line.id,
+        linePublicId: line.publicId,
+        origin: 'agent_reply',
+        channel: 'sms',
+        requestId: null,
+        fingerprint: outboxId,
+        destination: destination.e164,
+        destinationHash: picked.fromHash,
+        text: draft,
+        inboundId: picked.id,
+      });
+      await this.finish(picked.id, 'replied', null, tx);
+    });
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /**
+   * Deletes the words and numbers of inbound texts that arrived 30 days ago or earlier (rule 7; one still `working`
+   * then is a failed agent job: it ends `no_reply`, `stale`); the arrival records stay. The words, destination (sealed and hashed) and inbound link
+   * of outbound texts finished 30 days ago go too (an agent reply's destination is the sender's number), and the
+   * number hash of a conversation record whose last arrival is 30 days old. The consent record keeps its hash.
+   * @returns how many inbound texts lost their words.
+   */
+  async purge(): Promise<number> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    const cutoff = new Date(now.getTime() - RETENTION_MS);
+    const purged = await db
+      .update(textInbound)
+      .set({
+        fromSealed: null,
+        textSealed: null,
+        fromHash: null,
+        wordsDeletedAt: now,
+        // A text still `working` 30 days on is an agent's job that failed for good (any reply would be stale after
+        // 15 minutes): it ends as no reply, and its words go too (review nit).
+        status: sql`case when ${textInbound.status} = 'working' then 'no_reply' else ${textInbound.status} end`,
+        outcome: sql`case when ${textInbound.status} = 'working' then 'stale' else ${textInbound.outcome} end`,
+        handledAt: sql`coalesce(${textInbound.handledAt}, ${now.toISOString()}::timestamptz)`,
+      })
+      .where(and(isNull(textInbound.wordsDeletedAt), lte(textInbound.arrivedAt, cutoff)))
+      .returning({ id: textInbound.id });
+    await db
+      .update(textOutbox)
+      .set({ destinationSealed: null, textSealed: null, destinationHash: null, inboundId: null })
+      .where(
+        and(
+          lte(textOutbox.createdAt, cutoff),
+          inArray(textOutbox.status, ['sent', 'dropped', 'over_budget', 'refused']),
+          sql`(${textOutbox.textSealed} is not null or ${textOutbox.destinationHash} is not null or ${textOutbox.inboundId} is not null)`,
+        ),
+      );
+    // A conversation whose last arrival is 30 days old loses its number hash (its arrival times stay, unlinked); a
+    // later text from the number starts a new record.
+    await db.execute(sql`
+      update ${textConversations} c set number_hash = null
+      where c.number_hash is not null
+        and not exists (select 1 from ${textConversationArrivals} a
+                        where a.conversation_id = c.id and a.arrived_at > ${cutoff.toISOString()}::timestamptz)`);
+    if (purged.length > 0)
+      this.deps.logger.info({ purged: purged.length }, 'inbound text words deleted (retention)');
+    return purged.length;
+  }
+}
