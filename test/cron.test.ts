@@ -14,10 +14,14 @@ import { waitUntil } from './support/wait.ts';
 const EXPECTED_SCHEDULE: Record<string, string> = {
   'platform:prune-idempotency': '17 * * * *',
   'media-buying:prune-sign-in-throttle': '43 * * * *',
+  'media-buying:simulate-delivery': '7 * * * *',
+  'media-buying:prune-discovery-and-enrolments': '47 * * * *',
+  'media-buying:text-retention': '7 * * * *',
   'payments:expire-intents': '* * * * *',
   'deposits:expire-due': '* * * * *',
   'coins:mirror-upstream': '*/15 * * * *',
   'agent-gateway:sweep': '* * * * *',
+  'agent-gateway:invocation-sweep': '* * * * *',
   'odds:simulator-tick': '* * * * *',
   'entity-events:sweep-due': '* * * * *',
 };

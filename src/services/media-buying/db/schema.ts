@@ -715,4 +715,5 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
 
 /** Part 2's tables (catalog, buying records, discovery, activation sandbox). */
 export * from './catalog.ts';
+/** Part 4's tables (text lines, consent, outbox, inbound texts). */
 export * from './communications.ts';
