@@ -7,6 +7,7 @@
  * Caps of `take` per endpoint are {@link LIST_CAPS}; the routes' schemas enforce them.
  */
 import { aliasedTable, and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../../../platform/database.ts';
 import {
   advertiserAccounts,
@@ -93,6 +94,28 @@ export class BuyerLists {
     const total = sql<number>`count(*) over ()`.mapWith(Number);
     const actor = aliasedTable(users, 'actor');
     const seller = aliasedTable(organizations, 'seller');
+    /** `select count(*)` of `table` where `column` is the organization: the total of a page past its last row. */
+    const countWhere = (table: PgTable, column: PgColumn, name: string) =>
+      db.select({ n: count() }).from(table).where(eq(column, org)).prepare(name);
+    /** A page of advertiser accounts (account links) whose `owner` column is the organization (buyer or seller side). */
+    const accountLinksWhere = (owner: PgColumn, name: string) =>
+      db
+        .select({
+          row: advertiserAccounts,
+          advertiserId: advertisers.publicId,
+          storefrontId: storefronts.publicId,
+          sellerAccountId: seller.publicId,
+          total,
+        })
+        .from(advertiserAccounts)
+        .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
+        .innerJoin(storefronts, eq(storefronts.id, advertiserAccounts.storefrontId))
+        .innerJoin(seller, eq(seller.id, advertiserAccounts.sellerOrganizationId))
+        .where(eq(owner, org))
+        .orderBy(asc(advertiserAccounts.id))
+        .limit(take)
+        .offset(skip)
+        .prepare(name);
     this.q = {
       audit: db
         .select({ row: auditLogs, actorId: actor.publicId, total })
@@ -103,11 +126,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_audit'),
-      auditCount: db
-        .select({ n: count() })
-        .from(auditLogs)
-        .where(eq(auditLogs.organizationId, org))
-        .prepare('mb_count_audit'),
+      auditCount: countWhere(auditLogs, auditLogs.organizationId, 'mb_count_audit'),
       metrics: db
         .select({
           row: deliveryMetrics,
@@ -148,11 +167,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_creatives'),
-      creativesCount: db
-        .select({ n: count() })
-        .from(creatives)
-        .where(eq(creatives.organizationId, org))
-        .prepare('mb_count_creatives'),
+      creativesCount: countWhere(creatives, creatives.organizationId, 'mb_count_creatives'),
       cohorts: db
         .select({ row: testCohorts, advertiserId: advertisers.publicId, total })
         .from(testCohorts)
@@ -162,11 +177,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_cohorts'),
-      cohortsCount: db
-        .select({ n: count() })
-        .from(testCohorts)
-        .where(eq(testCohorts.organizationId, org))
-        .prepare('mb_count_cohorts'),
+      cohortsCount: countWhere(testCohorts, testCohorts.organizationId, 'mb_count_cohorts'),
       feedback: db
         .select({ row: humanFeedback, mediaBuyId: mediaBuys.publicId, authorId: users.publicId, total })
         .from(humanFeedback)
@@ -177,11 +188,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_feedback'),
-      feedbackCount: db
-        .select({ n: count() })
-        .from(humanFeedback)
-        .where(eq(humanFeedback.organizationId, org))
-        .prepare('mb_count_feedback'),
+      feedbackCount: countWhere(humanFeedback, humanFeedback.organizationId, 'mb_count_feedback'),
       measurement: db
         .select({ row: measurementRecords, total })
         .from(measurementRecords)
@@ -205,50 +212,10 @@ export class BuyerLists {
           ),
         )
         .prepare('mb_count_measurement'),
-      accounts: db
-        .select({
-          row: advertiserAccounts,
-          advertiserId: advertisers.publicId,
-          storefrontId: storefronts.publicId,
-          sellerAccountId: seller.publicId,
-          total,
-        })
-        .from(advertiserAccounts)
-        .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
-        .innerJoin(storefronts, eq(storefronts.id, advertiserAccounts.storefrontId))
-        .innerJoin(seller, eq(seller.id, advertiserAccounts.sellerOrganizationId))
-        .where(eq(advertiserAccounts.organizationId, org))
-        .orderBy(asc(advertiserAccounts.id))
-        .limit(take)
-        .offset(skip)
-        .prepare('mb_list_accounts'),
-      accountsCount: db
-        .select({ n: count() })
-        .from(advertiserAccounts)
-        .where(eq(advertiserAccounts.organizationId, org))
-        .prepare('mb_count_accounts'),
-      links: db
-        .select({
-          row: advertiserAccounts,
-          advertiserId: advertisers.publicId,
-          storefrontId: storefronts.publicId,
-          sellerAccountId: seller.publicId,
-          total,
-        })
-        .from(advertiserAccounts)
-        .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
-        .innerJoin(storefronts, eq(storefronts.id, advertiserAccounts.storefrontId))
-        .innerJoin(seller, eq(seller.id, advertiserAccounts.sellerOrganizationId))
-        .where(eq(advertiserAccounts.sellerOrganizationId, org))
-        .orderBy(asc(advertiserAccounts.id))
-        .limit(take)
-        .offset(skip)
-        .prepare('mb_list_links'),
-      linksCount: db
-        .select({ n: count() })
-        .from(advertiserAccounts)
-        .where(eq(advertiserAccounts.sellerOrganizationId, org))
-        .prepare('mb_count_links'),
+      accounts: accountLinksWhere(advertiserAccounts.organizationId, 'mb_list_accounts'),
+      accountsCount: countWhere(advertiserAccounts, advertiserAccounts.organizationId, 'mb_count_accounts'),
+      links: accountLinksWhere(advertiserAccounts.sellerOrganizationId, 'mb_list_links'),
+      linksCount: countWhere(advertiserAccounts, advertiserAccounts.sellerOrganizationId, 'mb_count_links'),
       campaigns: db
         .select({ row: campaigns, advertiserId: advertisers.publicId, total })
         .from(campaigns)
@@ -258,11 +225,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_campaigns'),
-      campaignsCount: db
-        .select({ n: count() })
-        .from(campaigns)
-        .where(eq(campaigns.organizationId, org))
-        .prepare('mb_count_campaigns'),
+      campaignsCount: countWhere(campaigns, campaigns.organizationId, 'mb_count_campaigns'),
       mediaBuys: db
         .select({
           buy: mediaBuys,
@@ -286,11 +249,7 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_media_buys'),
-      mediaBuysCount: db
-        .select({ n: count() })
-        .from(mediaBuys)
-        .where(eq(mediaBuys.organizationId, org))
-        .prepare('mb_count_media_buys'),
+      mediaBuysCount: countWhere(mediaBuys, mediaBuys.organizationId, 'mb_count_media_buys'),
       packagesOf: db
         .select({ pkg: packages, productId: products.publicId })
         .from(packages)
