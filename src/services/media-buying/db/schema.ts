@@ -678,6 +678,13 @@ export const mcpGrants = mediaBuyingSchema.table(
     oauthClientId: ref('oauth_client_id')
       .notNull()
       .references(() => oauthClients.id),
+    /**
+     * The organization the user chose on the consent page: the connector acts as the user in it, with the user's live
+     * role there (a grant is worth nothing once the user is not an active member of it).
+     */
+    organizationId: ref('organization_id')
+      .notNull()
+      .references(() => organizations.id),
     /** The exact MCP resource URI the grant is bound to (RFC 8707). */
     resource: text('resource').notNull(),
     scope: text('scope').notNull(),

@@ -24,7 +24,10 @@ export type McpEra = 'stateless' | 'session';
 
 /** One MCP endpoint of the service. */
 export interface McpEndpoint {
-  /** URL path, e.g. `/mcp/v3`. */
+  /**
+   * URL path, e.g. `/mcp/v3`. The storefront endpoint is one per storefront (`:storefrontId` is a storefront's public
+   * id, `sf_...`): each storefront is an AdCP seller agent of its own and its own protected resource.
+   */
   path: string;
   audience: McpAudience;
   /** The eras it answers on the same URL (spec: creative and admin endpoints stay on the session lifecycle). */
@@ -37,7 +40,7 @@ export interface McpEndpoint {
 export const MCP_ENDPOINTS = [
   { path: '/mcp/v3', audience: 'buyer', eras: ['stateless', 'session'], name: 'Media buying (buyer)' },
   {
-    path: '/mcp/v3/storefront',
+    path: '/mcp/v3/storefronts/:storefrontId',
     audience: 'storefront',
     eras: ['stateless', 'session'],
     name: 'Media buying (storefront)',
@@ -46,9 +49,15 @@ export const MCP_ENDPOINTS = [
   { path: '/mcp/v3/admin', audience: 'admin', eras: ['session'], name: 'Media buying (admin)' },
 ] as const satisfies readonly McpEndpoint[];
 
-/** The exact resource URI of an MCP endpoint (RFC 8707 `resource`; RFC 9728 `resource`): public URL + path. */
+/**
+ * The exact resource URI of an MCP endpoint (RFC 8707 `resource`; RFC 9728 `resource`): public URL + the concrete
+ * path (a storefront endpoint's path with its storefront id, e.g. `/mcp/v3/storefronts/sf_...`).
+ */
 export function mcpResourceUri(publicUrl: string, path: string): string {
-  return new URL(path, publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`).href.replace(/\/$/, '');
+  return new URL(
+    path.replace(/^\/+/, ''),
+    publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`,
+  ).href.replace(/\/$/, '');
 }
 
 /** The RFC 9728 protected-resource metadata path of an MCP endpoint (well-known segment inserted before the path). */
@@ -56,9 +65,35 @@ export function protectedResourceMetadataPath(path: string): string {
   return `/.well-known/oauth-protected-resource${path}`;
 }
 
-/** The MCP endpoint whose resource URI is `resource` exactly, or undefined (resource binding, RFC 8707). */
-export function mcpEndpointOfResource(publicUrl: string, resource: string): McpEndpoint | undefined {
-  return MCP_ENDPOINTS.find((e) => mcpResourceUri(publicUrl, e.path) === resource);
+/** A concrete MCP path matched to its endpoint (with the storefront id of a storefront endpoint). */
+export interface McpTarget {
+  endpoint: McpEndpoint;
+  /** The concrete path, e.g. `/mcp/v3/storefronts/sf_0123`. */
+  path: string;
+  /** The storefront public id of a storefront endpoint, else null (its existence is not checked here). */
+  storefrontId: string | null;
+}
+
+/** The endpoint a concrete path belongs to, or undefined. */
+export function mcpTargetOfPath(path: string): McpTarget | undefined {
+  for (const endpoint of MCP_ENDPOINTS) {
+    const [prefix, param] = endpoint.path.split('/:');
+    if (param === undefined) {
+      if (path === endpoint.path) return { endpoint, path, storefrontId: null };
+    } else if (path.startsWith(`${prefix}/`)) {
+      const id = path.slice(prefix!.length + 1);
+      if (/^sf_[0-9a-f]{32}$/.test(id)) return { endpoint, path, storefrontId: id };
+    }
+  }
+  return undefined;
+}
+
+/** The MCP target whose resource URI is `resource` exactly (resource binding, RFC 8707), or undefined. */
+export function mcpTargetOfResource(publicUrl: string, resource: string): McpTarget | undefined {
+  const base = mcpResourceUri(publicUrl, '/');
+  if (!resource.startsWith(base)) return undefined;
+  const target = mcpTargetOfPath(resource.slice(base.length));
+  return target && mcpResourceUri(publicUrl, target.path) === resource ? target : undefined;
 }
 
 /** AdCP `recovery`: how a caller recovers (AdCP `core/error.json`). */
@@ -106,6 +141,8 @@ export interface McpToolContext {
   caller: Caller;
   /** The endpoint the call came to. */
   endpoint: McpEndpoint;
+  /** On a storefront endpoint, its storefront (checked active by the MCP layer); else null. */
+  storefront: { id: number; publicId: string; organizationId: number } | null;
   /** The AdCP version the call is answered in (the caller's `adcp_version` downshifted within the major, e.g. `3.1`). */
   adcpVersion: string;
 }

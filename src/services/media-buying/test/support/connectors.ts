@@ -43,8 +43,12 @@ export async function insertConnection(
     refreshTokens?: number;
   },
 ): Promise<TestConnection> {
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.publicId, input.userPublicId));
-  if (!user) throw new Error(`no user ${input.userPublicId}`);
+  const [user] = await db
+    .select({ id: users.id, activeOrganizationId: users.activeOrganizationId })
+    .from(users)
+    .where(eq(users.publicId, input.userPublicId));
+  if (!user?.activeOrganizationId)
+    throw new Error(`no user ${input.userPublicId} with an active organization`);
   const clientId = input.clientId ?? `mcpc_${randomToken(12)}`;
   const [existing] = await db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
   const client =
@@ -66,6 +70,7 @@ export async function insertConnection(
       publicId: prefixedHexId('mcg'),
       userId: user.id,
       oauthClientId: client.id,
+      organizationId: user.activeOrganizationId,
       resource: input.resource,
       scope: input.scope ?? 'adcp:buyer',
       firstConnectedAt: input.firstConnectedAt,

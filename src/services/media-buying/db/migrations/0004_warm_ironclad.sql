@@ -1,0 +1,2 @@
+ALTER TABLE "media_buying"."mcp_grants" ADD COLUMN "organization_id" bigint NOT NULL;--> statement-breakpoint
+ALTER TABLE "media_buying"."mcp_grants" ADD CONSTRAINT "mcp_grants_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "media_buying"."organizations"("id") ON DELETE no action ON UPDATE no action;
