@@ -67,10 +67,29 @@ export function canonicalJson(value: unknown): string {
  * If the operation throws, nothing is stored, so a retry runs it again.
  */
 export class IdempotencyStore {
+  /** The record of (scope, key), as a named statement built once (the replay fast path runs on every request). */
+  private readonly recordQuery;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.recordQuery = db
+      .select({
+        fingerprint: idempotencyKeys.fingerprint,
+        responseStatus: idempotencyKeys.responseStatus,
+        response: idempotencyKeys.response,
+        expiresAt: idempotencyKeys.expiresAt,
+      })
+      .from(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.scope, sql.placeholder('scope')),
+          eq(idempotencyKeys.key, sql.placeholder('key')),
+        ),
+      )
+      .prepare('platform_idempotency_record');
+  }
 
   /**
    * @param scope who owns the key space (`payments:<merchantId>`): keys of different scopes never collide.
@@ -80,30 +99,59 @@ export class IdempotencyStore {
     params: { scope: string; key: string; fingerprint: string; ttlMs: number },
     operation: (tx: Tx) => Promise<IdempotentResponse>,
   ): Promise<IdempotentOutcome> {
+    return this.claimThen(params, undefined, operation);
+  }
+
+  /**
+   * {@link run} for an operation whose answer is known before it runs (its ids are made by the caller): the record
+   * is written with `response` by the statement that claims the key, so the transaction has one statement fewer.
+   * The same guarantees as {@link run}: if `operation` throws, nothing is stored (the claim rolls back with it).
+   */
+  async runKnown(
+    params: { scope: string; key: string; fingerprint: string; ttlMs: number },
+    response: IdempotentResponse,
+    operation: (tx: Tx) => Promise<void>,
+  ): Promise<IdempotentOutcome> {
+    return this.claimThen(params, response, async (tx) => {
+      await operation(tx);
+      return response;
+    });
+  }
+
+  private async claimThen(
+    params: { scope: string; key: string; fingerprint: string; ttlMs: number },
+    known: IdempotentResponse | undefined,
+    operation: (tx: Tx) => Promise<IdempotentResponse>,
+  ): Promise<IdempotentOutcome> {
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {
-      // An expired record no longer binds its key.
-      await tx
-        .delete(idempotencyKeys)
-        .where(
-          and(
-            eq(idempotencyKeys.scope, params.scope),
-            eq(idempotencyKeys.key, params.key),
-            lte(idempotencyKeys.expiresAt, now),
-          ),
-        );
-      const inserted = await tx
+      // The claim, one statement: a new record, or an expired one replaced (an expired record no longer binds its
+      // key). An unexpired record is left as it is (the upsert's condition fails; its row is locked, so a first use
+      // still in flight is waited for, then seen committed).
+      const claimed = await tx
         .insert(idempotencyKeys)
         .values({
           scope: params.scope,
           key: params.key,
           fingerprint: params.fingerprint,
+          responseStatus: known ? known.status : null,
+          response: known ? sql`${JSON.stringify(known.body ?? null)}::jsonb` : null,
           createdAt: now,
           expiresAt: new Date(now.getTime() + params.ttlMs),
         })
-        .onConflictDoNothing()
+        .onConflictDoUpdate({
+          target: [idempotencyKeys.scope, idempotencyKeys.key],
+          set: {
+            fingerprint: sql`excluded.fingerprint`,
+            responseStatus: sql`excluded.response_status`,
+            response: sql`excluded.response`,
+            createdAt: sql`excluded.created_at`,
+            expiresAt: sql`excluded.expires_at`,
+          },
+          setWhere: lte(idempotencyKeys.expiresAt, now),
+        })
         .returning({ key: idempotencyKeys.key });
-      if (inserted.length === 0) {
+      if (claimed.length === 0) {
         const [existing] = await tx
           .select()
           .from(idempotencyKeys)
@@ -120,13 +168,14 @@ export class IdempotencyStore {
         };
       }
       const response = await operation(tx);
-      await tx
-        .update(idempotencyKeys)
-        .set({
-          responseStatus: response.status,
-          response: sql`${JSON.stringify(response.body ?? null)}::jsonb`,
-        })
-        .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+      if (!known)
+        await tx
+          .update(idempotencyKeys)
+          .set({
+            responseStatus: response.status,
+            response: sql`${JSON.stringify(response.body ?? null)}::jsonb`,
+          })
+          .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
       return { replayed: false, response };
     });
   }
@@ -142,10 +191,7 @@ export class IdempotencyStore {
     key: string;
     fingerprint: string;
   }): Promise<IdempotentOutcome | undefined> {
-    const [existing] = await this.db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+    const [existing] = await this.recordQuery.execute({ scope: params.scope, key: params.key });
     if (!existing || existing.expiresAt <= this.clock.now()) return undefined;
     if (existing.fingerprint !== params.fingerprint) throw new IdempotencyConflictError();
     return {

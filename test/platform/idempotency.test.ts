@@ -159,6 +159,49 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
     assert.equal(retry.calls(), 1);
   });
 
+  test('runKnown: the answer known up front is stored with the claim and replayed; a failure stores nothing; an expired record is replaced', async () => {
+    const key = freshKey();
+    const params = { scope: 's', key, fingerprint: 'f', ttlMs: HOUR };
+    await assert.rejects(
+      store.runKnown(params, { status: 202, body: { id: 'a' } }, async (tx) => {
+        await tx.execute(sql`insert into side_effects (note) values (${key})`);
+        throw new Error('declined');
+      }),
+      /declined/,
+    );
+    assert.equal(await sideEffects(key), 0);
+    assert.equal(await store.recorded(params), undefined);
+    let calls = 0;
+    const first = await store.runKnown(params, { status: 202, body: { id: 'b' } }, async (tx) => {
+      calls++;
+      await tx.execute(sql`insert into side_effects (note) values (${key})`);
+    });
+    assert.deepEqual(first, { replayed: false, response: { status: 202, body: { id: 'b' } } });
+    const again = await store.runKnown(params, { status: 202, body: { id: 'c' } }, async () => {
+      calls++;
+    });
+    assert.deepEqual(again, { replayed: true, response: { status: 202, body: { id: 'b' } } });
+    assert.deepEqual(await store.recorded(params), again);
+    await assert.rejects(
+      store.runKnown({ ...params, fingerprint: 'other' }, { status: 202, body: {} }, async () => {
+        calls++;
+      }),
+      IdempotencyConflictError,
+    );
+    assert.equal(calls, 1);
+    assert.equal(await sideEffects(key), 1);
+    clock.advance(HOUR + 1);
+    const fresh = await store.runKnown(
+      { ...params, fingerprint: 'other' },
+      { status: 202, body: { id: 'd' } },
+      async () => {
+        calls++;
+      },
+    );
+    assert.deepEqual(fresh, { replayed: false, response: { status: 202, body: { id: 'd' } } });
+    assert.equal(calls, 2);
+  });
+
   test('a null body is stored and replayed as null', async () => {
     const key = freshKey();
     await store.run({ scope: 's', key, fingerprint: 'f', ttlMs: HOUR }, async () => ({

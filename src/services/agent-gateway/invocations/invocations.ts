@@ -138,7 +138,10 @@ export class InvocationService {
       : `${base}/invoke/v1/invocations/${row.id}/events`;
   }
 
-  private ack(row: InvocationRow, withConversation: boolean): Acknowledgement {
+  private ack(
+    row: Pick<InvocationRow, 'id' | 'status' | 'conversationId'>,
+    withConversation: boolean,
+  ): Acknowledgement {
     return {
       invocationId: row.id,
       status: row.status,
@@ -205,17 +208,23 @@ export class InvocationService {
     return { endpoint, release };
   }
 
+  /**
+   * Inserts an accepted invocation (id `id`) and its dispatch job in one statement (the job commits with the row).
+   * @returns what the acknowledgement shows of it.
+   */
   private async insert(
     tx: Tx,
     endpoint: EndpointRow,
     release: ReleaseRow,
-    values: Pick<InvocationRow, 'kind' | 'conversationId' | 'turn' | 'title' | 'description' | 'input'>,
-  ): Promise<InvocationRow> {
+    values: Pick<
+      InvocationRow,
+      'id' | 'kind' | 'conversationId' | 'turn' | 'title' | 'description' | 'input'
+    >,
+  ): Promise<Pick<InvocationRow, 'id' | 'status' | 'conversationId'>> {
     const now = this.clock.now();
-    const [row] = await tx
+    const inserted = tx
       .insert(invocations)
       .values({
-        id: prefixedHexId('inv'),
         endpointId: endpoint.id,
         releaseId: release.id,
         ...values,
@@ -229,10 +238,14 @@ export class InvocationService {
         finishedAt: null,
         history: [{ status: 'accepted', at: now.toISOString() }],
       })
-      .returning();
-    await dispatchInvocationTask.enqueue(tx, { invocationId: row!.id }, { jobKey: `invocation:${row!.id}` });
+      .returning({ id: invocations.id });
+    const dispatch = dispatchInvocationTask.addJobCall(
+      { invocationId: values.id },
+      { jobKey: `invocation:${values.id}` },
+    );
+    await tx.execute(sql`with inserted as (${inserted.getSQL()}) select ${dispatch} from inserted`);
     // Its `accepted` event is written with its first move (the submission stays off the event lock).
-    return row!;
+    return { id: values.id, status: 'accepted', conversationId: values.conversationId };
   }
 
   private async once(
@@ -280,18 +293,31 @@ export class InvocationService {
     // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
     const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
     const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
-    return this.once(targetId, idem, async (tx) => {
-      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-      const row = await this.insert(tx, endpoint, release, {
-        kind: 'job',
-        conversationId: null,
-        turn: null,
-        title: body.title,
-        description: body.description ?? null,
-        input: body.input as object,
-      });
-      return { status: 202, body: this.ack(row, false) };
-    });
+    // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
+    // key's claim (one statement fewer: `IdempotencyStore.runKnown`).
+    const id = prefixedHexId('inv');
+    const response = { status: 202, body: this.ack({ id, status: 'accepted', conversationId: null }, false) };
+    return this.idempotency.runKnown(
+      {
+        scope: idempotencyScope(targetId),
+        key: idem.key,
+        fingerprint: idem.fingerprint,
+        ttlMs: IDEMPOTENCY_TTL_MS,
+      },
+      response,
+      async (tx) => {
+        const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
+        await this.insert(tx, endpoint, release, {
+          id,
+          kind: 'job',
+          conversationId: null,
+          turn: null,
+          title: body.title,
+          description: body.description ?? null,
+          input: body.input as object,
+        });
+      },
+    );
   }
 
   /** Starts a conversation with its first message. @throws as {@link submitJob}. */
@@ -327,6 +353,7 @@ export class InvocationService {
         })
         .returning();
       const row = await this.insert(tx, endpoint, release, {
+        id: prefixedHexId('inv'),
         kind: 'turn',
         conversationId: conversation!.id,
         turn: 1,
@@ -374,6 +401,7 @@ export class InvocationService {
         .where(eq(endpointConversations.id, conversationId))
         .returning();
       const row = await this.insert(tx, endpoint, release, {
+        id: prefixedHexId('inv'),
         kind: 'turn',
         conversationId,
         turn: conversation!.turnCount,
