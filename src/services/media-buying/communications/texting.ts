@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto';
 import { and, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
-import type { Db, Executor } from '../../../platform/database.ts';
+import { type Db, type Executor, NamedStatement } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import type { AppLogger } from '../../../platform/logger.ts';
 import {
@@ -90,6 +90,17 @@ interface Handover {
   text: string;
 }
 
+/** The send command's read (its statement aliases the columns). */
+interface SendLookup {
+  lineId: number;
+  linePublicId: string;
+  status: LineRow['status'];
+  enabled: boolean;
+  consent: string | null;
+  existingId: string | null;
+  existingFingerprint: string | null;
+}
+
 /** A text `sending` for this long (service clock) was not answered: it is handed to the carrier again. */
 const STUCK_SENDING_MS = 5 * 60_000;
 
@@ -99,6 +110,8 @@ export class Texting {
   /** A key of its own for request fingerprints (review nit: not the number key). */
   private readonly fingerprintKey: Buffer;
   private readonly sendLookup;
+  private readonly lineLock;
+  private readonly queueStatement;
 
   constructor(
     private readonly deps: {
@@ -113,37 +126,56 @@ export class Texting {
   ) {
     this.numberKey = deps.secrets.deriveKey('media-buying:text-numbers');
     this.fingerprintKey = deps.secrets.deriveKey('media-buying:text-request-fingerprints');
-    const { db } = deps;
-    // The send command's one read: the line, its switch, the recipient's consent and an earlier use of the requestId.
-    this.sendLookup = db
-      .select({
-        lineId: textLines.id,
-        linePublicId: textLines.publicId,
-        status: textLines.status,
-        enabled: sql<boolean>`coalesce(${phoneLineSwitches.enabled}, false)`,
-        consent: textConsents.status,
-        existingId: sql<
-          string | null
-        >`(select o.public_id from ${textOutbox} o where o.organization_id = ${sql.placeholder('orgId')} and o.request_id = ${sql.placeholder('requestId')}::uuid)`,
-        existingFingerprint: sql<
-          string | null
-        >`(select o.fingerprint from ${textOutbox} o where o.organization_id = ${sql.placeholder('orgId')} and o.request_id = ${sql.placeholder('requestId')}::uuid)`,
-      })
-      .from(textLines)
-      .leftJoin(phoneLineSwitches, eq(phoneLineSwitches.organizationId, textLines.organizationId))
-      .leftJoin(
-        textConsents,
-        and(eq(textConsents.lineId, textLines.id), eq(textConsents.numberHash, sql.placeholder('hash'))),
-      )
-      .where(
-        and(
-          eq(textLines.organizationId, sql.placeholder('orgId')),
-          eq(textLines.number, sql.placeholder('line')),
-        ),
-      )
-      .orderBy(sql`${textLines.status} = 'active' desc`, sql`${textLines.id} desc`)
-      .limit(1)
-      .prepare('media_buying_text_send_lookup');
+    const p = (name: string) => sql.placeholder(name);
+    // The send command's one read, first in its transaction: the line (locked for key share to commit: see `queue`),
+    // its switch, the recipient's consent and an earlier use of the requestId.
+    this.sendLookup = new NamedStatement<SendLookup>(
+      'media_buying_text_send_lookup',
+      sql`select l.id as "lineId", l.public_id as "linePublicId", l.status as "status",
+          coalesce(s.enabled, false) as "enabled", c.status as "consent",
+          (select o.public_id from ${textOutbox} o
+           where o.organization_id = ${p('orgId')} and o.request_id = ${p('requestId')}::uuid) as "existingId",
+          (select o.fingerprint from ${textOutbox} o
+           where o.organization_id = ${p('orgId')} and o.request_id = ${p('requestId')}::uuid) as "existingFingerprint"
+        from ${textLines} l
+        left join ${phoneLineSwitches} s on s.organization_id = l.organization_id
+        left join ${textConsents} c on c.line_id = l.id and c.number_hash = ${p('hash')}
+        where l.organization_id = ${p('orgId')} and l.number = ${p('line')}
+        order by l.status = 'active' desc, l.id desc
+        limit 1
+        for key share of l`,
+    );
+    this.lineLock = new NamedStatement<{ id: number }>(
+      'media_buying_text_line_lock',
+      sql`select id from ${textLines} where id = ${p('lineId')} for key share`,
+    );
+    // The job is counted as waiting only when it is neither running nor in backoff after a failure (attempts = 0);
+    // else add_job resets its attempts and run_at (review MUST 2: a job in backoff, or dead after its last attempt,
+    // would leave the line's texts unsent).
+    this.queueStatement = new NamedStatement<{ publicId: string }>(
+      'media_buying_text_queue',
+      sql`with inserted as (
+          insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
+            destination_hash, destination_sealed, text_sealed, segments, status, inbound_id, created_at)
+          values (${p('outboxId')}, ${p('organizationId')}, ${p('lineId')}, ${p('origin')}, ${p('channel')},
+            ${p('requestId')}::uuid, ${p('fingerprint')}, ${p('destinationHash')}, ${p('destinationSealed')},
+            ${p('textSealed')}, ${p('segments')}, 'pending', ${p('inboundId')}::bigint, ${p('createdAt')}::timestamptz)
+          on conflict do nothing
+          returning public_id
+        )
+        select inserted.public_id as "publicId",
+          case
+            when exists (select 1 from graphile_worker._private_jobs j
+                         where j.key = ${p('jobKey')} and j.locked_at is null and j.attempts = 0)
+              then null
+            else graphile_worker.add_job(
+              identifier => ${sendTextTask.name},
+              payload => json_build_object('lineId', ${p('linePublicId')}::text),
+              job_key => ${p('jobKey')},
+              job_key_mode => 'preserve_run_at')
+          end
+        from inserted`,
+    );
   }
 
   /** HMAC-SHA256 (hex) of a number under the service's number key: matches a number without storing it. */
@@ -299,50 +331,58 @@ export class Texting {
   async send(organizationId: number, command: TextCommand): Promise<TextCommandResult> {
     const destination = classifyDestination(command.destination);
     const hash = destination.allowed ? this.hashNumber(destination.e164) : '';
-    const [found] = await this.sendLookup.execute({
-      orgId: organizationId,
-      line: command.line,
-      hash,
-      requestId: command.requestId,
-    });
-    if (!found) throw notFound('Line', command.line);
     const fingerprint = this.fingerprint(command);
-    if (found.existingId !== null)
-      return this.repeat(command, fingerprint, found.existingId, found.existingFingerprint);
-    if (!found.enabled)
-      throw conflict('Agent phone lines are not enabled for this Seller Account.', {
-        reason: 'phone_lines_disabled',
-      });
-    if (found.status !== 'active') throw conflict('This line is retired.', { reason: 'line_retired' });
-    if (!destination.allowed)
-      throw badRequest('The destination is outside the sending limits: ordinary +1 numbers only.', {
-        reason: 'destination_not_allowed',
-        classification: destination.reason,
-        field: 'destination',
-      });
-    if (found.consent === 'opted_out')
-      throw badRequest('The recipient opted out of texts from this line.', {
-        reason: 'recipient_opted_out',
-        field: 'destination',
-      });
-    const outboxId = prefixedHexId('txo');
-    const inserted = await this.deps.db.transaction((tx) =>
-      this.queue(tx, {
-        outboxId,
-        organizationId,
-        lineId: found.lineId,
-        linePublicId: found.linePublicId,
-        origin: 'command',
-        channel: command.channel,
+    // One transaction: the lookup (which locks the line), the checks, then the insert with its job check (`queue`).
+    const queued = await this.deps.db.transaction(async (tx) => {
+      const [found] = await this.sendLookup.rows(tx, {
+        orgId: organizationId,
+        line: command.line,
+        hash,
         requestId: command.requestId,
-        fingerprint,
-        destination: destination.e164,
-        destinationHash: hash,
-        text: command.text,
-        inboundId: null,
-      }),
-    );
-    if (inserted) return { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' };
+      });
+      if (!found) throw notFound('Line', command.line);
+      if (found.existingId !== null)
+        return this.repeat(command, fingerprint, found.existingId, found.existingFingerprint);
+      if (!found.enabled)
+        throw conflict('Agent phone lines are not enabled for this Seller Account.', {
+          reason: 'phone_lines_disabled',
+        });
+      if (found.status !== 'active') throw conflict('This line is retired.', { reason: 'line_retired' });
+      if (!destination.allowed)
+        throw badRequest('The destination is outside the sending limits: ordinary +1 numbers only.', {
+          reason: 'destination_not_allowed',
+          classification: destination.reason,
+          field: 'destination',
+        });
+      if (found.consent === 'opted_out')
+        throw badRequest('The recipient opted out of texts from this line.', {
+          reason: 'recipient_opted_out',
+          field: 'destination',
+        });
+      const outboxId = prefixedHexId('txo');
+      const inserted = await this.queue(
+        tx,
+        {
+          outboxId,
+          organizationId,
+          lineId: found.lineId,
+          linePublicId: found.linePublicId,
+          origin: 'command',
+          channel: command.channel,
+          requestId: command.requestId,
+          fingerprint,
+          destination: destination.e164,
+          destinationHash: hash,
+          text: command.text,
+          inboundId: null,
+        },
+        { lineLocked: true },
+      );
+      return inserted
+        ? { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' as const }
+        : undefined;
+    });
+    if (queued) return queued;
     // A concurrent command with the same requestId won the insert: answer as a repeat of it.
     const [winner] = await this.deps.db
       .select({ publicId: textOutbox.publicId, fingerprint: textOutbox.fingerprint })
@@ -391,42 +431,36 @@ export class Texting {
       text: string;
       inboundId: number | null;
     },
+    options: { lineLocked?: boolean } = {},
   ): Promise<boolean> {
     const { secrets, clock } = this.deps;
-    const segments = countSegments(item.text).segments;
-    const jobKey = `${sendTextTask.name}:${item.linePublicId}`;
-    // The line's key-share lock in a statement of its own, held to commit: a send job's next step locks the line for
-    // update, so it waits for this text and sees it. The job check below is a later statement, so (read committed)
-    // it reads the job as it is once the lock is held, not as it was before waiting for it (review MUST 3: a job
-    // that drained the queue while this send waited would otherwise be taken for a waiting one).
-    const locked = await tx.execute(sql`select id from ${textLines} where id = ${item.lineId} for key share`);
-    if (locked.rows.length === 0) return false;
-    // The job counts as waiting only when it is neither running nor in backoff after a failure (attempts = 0); else
-    // add_job resets its attempts and run_at (review MUST 2: a job in backoff, or dead after its last attempt,
-    // would leave the line's texts unsent).
-    const result = await tx.execute(sql`
-      with inserted as (
-        insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
-          destination_hash, destination_sealed, text_sealed, segments, status, inbound_id, created_at)
-        values (${item.outboxId}, ${item.organizationId}, ${item.lineId}, ${item.origin}, ${item.channel},
-          ${item.requestId}::uuid, ${item.fingerprint}, ${item.destinationHash},
-          ${secrets.encrypt(item.destination, `${item.outboxId}:destination`)},
-          ${secrets.encrypt(item.text, `${item.outboxId}:text`)}, ${segments}, 'pending', ${item.inboundId},
-          ${clock.now().toISOString()}::timestamptz)
-        on conflict do nothing
-        returning public_id
-      )
-      select case
-        when exists (select 1 from graphile_worker._private_jobs j
-                     where j.key = ${jobKey} and j.locked_at is null and j.attempts = 0)
-          then null
-        else graphile_worker.add_job(
-          identifier => ${sendTextTask.name},
-          payload => json_build_object('lineId', ${item.linePublicId}::text),
-          job_key => ${jobKey},
-          job_key_mode => 'preserve_run_at')
-      end from inserted`);
-    return result.rows.length === 1;
+    // The line's key-share lock in a statement of its own (or the caller's earlier statement: `lineLocked`), held to
+    // commit: a send job's next step locks the line for update, so it waits for this text and sees it. The job check
+    // is a later statement, so (read committed) it reads the job as it is once the lock is held, not as it was before
+    // waiting for it (review MUST 3: a job that drained the queue while this send waited would otherwise be taken for
+    // a waiting one).
+    if (!options.lineLocked) {
+      const locked = await this.lineLock.rows(tx, { lineId: item.lineId });
+      if (locked.length === 0) return false;
+    }
+    const inserted = await this.queueStatement.rows(tx, {
+      outboxId: item.outboxId,
+      organizationId: item.organizationId,
+      lineId: item.lineId,
+      origin: item.origin,
+      channel: item.channel,
+      requestId: item.requestId,
+      fingerprint: item.fingerprint,
+      destinationHash: item.destinationHash,
+      destinationSealed: secrets.encrypt(item.destination, `${item.outboxId}:destination`),
+      textSealed: secrets.encrypt(item.text, `${item.outboxId}:text`),
+      segments: countSegments(item.text).segments,
+      inboundId: item.inboundId,
+      createdAt: clock.now().toISOString(),
+      jobKey: `${sendTextTask.name}:${item.linePublicId}`,
+      linePublicId: item.linePublicId,
+    });
+    return inserted.length === 1;
   }
 
   // ---------------------------------------------------------------- the outbound queue
