@@ -187,7 +187,7 @@ export function testCohortView(row: typeof testCohorts.$inferSelect, advertiserP
 
 /** A human feedback entry. */
 export function humanFeedbackView(
-  row: typeof humanFeedback.$inferSelect,
+  row: Pick<typeof humanFeedback.$inferSelect, 'publicId' | 'rating' | 'comment' | 'createdAt'>,
   refs: { mediaBuyId: string | null; authorId: string | null },
 ) {
   return {

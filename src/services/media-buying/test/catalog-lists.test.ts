@@ -17,6 +17,8 @@ interface Listed<T = Record<string, unknown>> {
 describe('media buying part 2: offset lists and HEAD', () => {
   let h: MediaBuyingHarness;
   let key: string;
+  /** The human feedback entries as their creation answered them, in creation order. */
+  const created: Record<string, unknown>[] = [];
   const get = (url: string) => h.bearer(key, { url });
 
   before(async () => {
@@ -26,9 +28,14 @@ describe('media buying part 2: offset lists and HEAD', () => {
       const res = await h.bearer(key, {
         method: 'POST',
         url: '/api/v2/buyer/human-feedback',
-        payload: { rating: (i % 5) + 1, comment: `feedback ${i}` },
+        payload: {
+          rating: (i % 5) + 1,
+          comment: `feedback ${i}`,
+          ...(i === 7 ? { mediaBuyId: h.demo.mediaBuyId } : {}),
+        },
       });
       assert.equal(res.statusCode, 201, res.body);
+      created.push(envelopeData<Record<string, unknown>>(res));
     }
   });
   after(() => h?.close());
@@ -68,6 +75,14 @@ describe('media buying part 2: offset lists and HEAD', () => {
     ])
       assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
     assert.equal(actions.filter((a) => a === 'human_feedback.created').length, 7);
+  });
+
+  test('the human feedback list answers each entry as its creation did (every field), in creation order', async () => {
+    const page = (await get('/api/v2/buyer/human-feedback')).json() as Listed;
+    assert.deepEqual(page.data, created);
+    assert.equal(typeof created[0]!.authorId, 'string');
+    assert.equal(created[6]!.mediaBuyId, h.demo.mediaBuyId);
+    assert.match(String(created[0]!.createdAt), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   test('pages of take 3 over 7 rows: hasMore true, true, false; no row repeated or skipped', async () => {
