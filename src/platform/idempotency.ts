@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Clock } from './clock.ts';
-import type { Db, Tx } from './database.ts';
+import { type Db, NamedStatement, type Tx } from './database.ts';
 import { idempotencyKeys } from './db/schema.ts';
 import { ApiError, PLATFORM_ERRORS, type PlatformErrorCode, platformError } from './errors.ts';
 
@@ -55,6 +55,14 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
+/** An idempotency record as its statements read it. */
+interface StoredRecord {
+  fingerprint: string;
+  responseStatus: number | null;
+  response: unknown;
+  expiresAt: Date;
+}
+
 /**
  * The platform idempotency store (docs/architecture.md, "Conventions", idempotency).
  *
@@ -67,28 +75,39 @@ export function canonicalJson(value: unknown): string {
  * If the operation throws, nothing is stored, so a retry runs it again.
  */
 export class IdempotencyStore {
-  /** The record of (scope, key), as a named statement built once (the replay fast path runs on every request). */
-  private readonly recordQuery;
+  /**
+   * The statements of every idempotent request, built once and run by name (also inside the transaction): the record
+   * of (scope, key), and the claim of a key.
+   */
+  private readonly statements;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
   ) {
-    this.recordQuery = db
-      .select({
-        fingerprint: idempotencyKeys.fingerprint,
-        responseStatus: idempotencyKeys.responseStatus,
-        response: idempotencyKeys.response,
-        expiresAt: idempotencyKeys.expiresAt,
-      })
-      .from(idempotencyKeys)
-      .where(
-        and(
-          eq(idempotencyKeys.scope, sql.placeholder('scope')),
-          eq(idempotencyKeys.key, sql.placeholder('key')),
-        ),
-      )
-      .prepare('platform_idempotency_record');
+    const p = (name: string) => sql.placeholder(name);
+    this.statements = {
+      record: new NamedStatement<StoredRecord>(
+        'platform_idempotency_record',
+        sql`select fingerprint, response_status as "responseStatus", response, expires_at as "expiresAt"
+          from ${idempotencyKeys} where scope = ${p('scope')} and key = ${p('key')}`,
+      ),
+      // A new record, or an expired one replaced (an expired record no longer binds its key). An unexpired record is
+      // left as it is (the condition fails; its row is locked, so a first use still in flight is waited for, then
+      // seen committed).
+      claim: new NamedStatement<{ key: string }>(
+        'platform_idempotency_claim',
+        sql`insert into ${idempotencyKeys} as k
+            (scope, key, fingerprint, response_status, response, created_at, expires_at)
+          values (${p('scope')}, ${p('key')}, ${p('fingerprint')}, ${p('responseStatus')}::int,
+            ${p('response')}::jsonb, ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz)
+          on conflict (scope, key) do update set fingerprint = excluded.fingerprint,
+            response_status = excluded.response_status, response = excluded.response,
+            created_at = excluded.created_at, expires_at = excluded.expires_at
+            where k.expires_at <= ${p('now')}::timestamptz
+          returning k.key`,
+      ),
+    };
   }
 
   /**
@@ -125,37 +144,17 @@ export class IdempotencyStore {
   ): Promise<IdempotentOutcome> {
     const now = this.clock.now();
     return this.db.transaction(async (tx) => {
-      // The claim, one statement: a new record, or an expired one replaced (an expired record no longer binds its
-      // key). An unexpired record is left as it is (the upsert's condition fails; its row is locked, so a first use
-      // still in flight is waited for, then seen committed).
-      const claimed = await tx
-        .insert(idempotencyKeys)
-        .values({
-          scope: params.scope,
-          key: params.key,
-          fingerprint: params.fingerprint,
-          responseStatus: known ? known.status : null,
-          response: known ? sql`${JSON.stringify(known.body ?? null)}::jsonb` : null,
-          createdAt: now,
-          expiresAt: new Date(now.getTime() + params.ttlMs),
-        })
-        .onConflictDoUpdate({
-          target: [idempotencyKeys.scope, idempotencyKeys.key],
-          set: {
-            fingerprint: sql`excluded.fingerprint`,
-            responseStatus: sql`excluded.response_status`,
-            response: sql`excluded.response`,
-            createdAt: sql`excluded.created_at`,
-            expiresAt: sql`excluded.expires_at`,
-          },
-          setWhere: lte(idempotencyKeys.expiresAt, now),
-        })
-        .returning({ key: idempotencyKeys.key });
+      const claimed = await this.statements.claim.rows(tx, {
+        scope: params.scope,
+        key: params.key,
+        fingerprint: params.fingerprint,
+        responseStatus: known ? known.status : null,
+        response: known ? JSON.stringify(known.body ?? null) : null,
+        now: now.toISOString(),
+        expiresAt: new Date(now.getTime() + params.ttlMs).toISOString(),
+      });
       if (claimed.length === 0) {
-        const [existing] = await tx
-          .select()
-          .from(idempotencyKeys)
-          .where(and(eq(idempotencyKeys.scope, params.scope), eq(idempotencyKeys.key, params.key)));
+        const [existing] = await this.statements.record.rows(tx, { scope: params.scope, key: params.key });
         if (!existing)
           throw platformError(
             'idempotency_key_in_use',
@@ -191,7 +190,10 @@ export class IdempotencyStore {
     key: string;
     fingerprint: string;
   }): Promise<IdempotentOutcome | undefined> {
-    const [existing] = await this.recordQuery.execute({ scope: params.scope, key: params.key });
+    const [existing] = await this.statements.record.rows(this.db, {
+      scope: params.scope,
+      key: params.key,
+    });
     if (!existing || existing.expiresAt <= this.clock.now()) return undefined;
     if (existing.fingerprint !== params.fingerprint) throw new IdempotencyConflictError();
     return {
