@@ -168,7 +168,8 @@ export class McpTransport {
     }
     const served: Served = { caller, endpoint: target.endpoint, storefront };
     const authInfo = {
-      token: authorization ?? '',
+      // The SDK passes authInfo through untouched; the secret itself is not needed past authentication.
+      token: '',
       clientId: `${caller.kind}:${caller.credentialId}`,
       scopes: [],
       resource: new URL(resource),
@@ -284,6 +285,13 @@ export class McpTransport {
       return jsonRpcError(400, 'Bad Request: Mcp-Session-Id header is required.', { id: idOf(body) });
     const session = await sessions.touch(sessionId, target.path, served.caller);
     if (!session) return jsonRpcError(404, 'Session not found.', { id: idOf(body) });
+    const version = request.headers.get('mcp-protocol-version');
+    if (version !== null && version !== session.protocolVersion)
+      return jsonRpcError(
+        400,
+        `Bad Request: MCP-Protocol-Version ${version} is not the session's (${session.protocolVersion}).`,
+        { id: idOf(body) },
+      );
     const server = this.server(served);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);

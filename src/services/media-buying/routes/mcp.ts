@@ -7,8 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceApp } from '../../../platform/http.ts';
-import { MCP_ENDPOINTS, mcpTargetOfPath } from '../mcp/contract.ts';
-import type { McpTransport } from '../mcp/transport.ts';
+import { MCP_ENDPOINTS, type McpTransport, mcpTargetOfPath } from '../mcp/index.ts';
 
 /** Request headers not carried to the web `Request` (its body is not carried either: it is parsed already). */
 const DROPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection']);

@@ -220,6 +220,13 @@ describe('media buying part 3: the MCP endpoints', () => {
     assert.equal((await inSession('/mcp/v3', sellerAdminKey, id)).status, 404);
     // The same principal on another endpoint: not found.
     assert.equal((await inSession(`/mcp/v3/storefronts/${storefrontId}`, h.demo.apiKey, id)).status, 404);
+    // Another protocol version than the session negotiated: 400.
+    const mismatched = await post('/mcp/v3', listBody, {
+      authorization: `Bearer ${h.demo.apiKey}`,
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-06-18',
+    });
+    assert.equal(mismatched.status, 400);
     // Without the header: 400 (the protocol's rule).
     assert.equal((await post('/mcp/v3', listBody, { authorization: `Bearer ${h.demo.apiKey}` })).status, 400);
     // Idle timeout, by the clock: each request slides it.

@@ -20,8 +20,8 @@
 import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../../platform/clock.ts';
 import type { Db } from '../../../../platform/database.ts';
-import type { Discovery } from '../../catalog/index.ts';
-import { fromMinor } from '../../catalog/money.ts';
+import { type Discovery, fromMinor } from '../../catalog/index.ts';
+
 import { allows } from '../../credentials/index.ts';
 import {
   advertiserAccounts,
