@@ -70,7 +70,8 @@ const PAGINATION = {
   },
 } as const;
 const ID_LIST = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 } as const;
-const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as const;
+/** A calendar date (RFC 3339 `full-date`: ajv-formats' full mode checks the days of each month). */
+const DATE = { type: 'string', format: 'date' } as const;
 const ACCOUNT = {
   type: 'object',
   properties: { account_id: { type: 'string', maxLength: 64 } },
@@ -545,9 +546,16 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
     mutating: false,
     async handler(ctx, args) {
       const organizationId = buyerOf(ctx);
-      const buys = await buysOf(ctx, organizationId, args.media_buy_ids as string[] | undefined);
       const start = (args.start_date as string | undefined) ?? null;
       const end = (args.end_date as string | undefined) ?? deps.clock.now().toISOString().slice(0, 10);
+      if (start !== null && start > end)
+        throw new AdcpError({
+          code: 'VALIDATION_ERROR',
+          message: `start_date ${start} is after end_date ${end}.`,
+          recovery: 'correctable',
+          field: 'start_date',
+        });
+      const buys = await buysOf(ctx, organizationId, args.media_buy_ids as string[] | undefined);
       const rows =
         buys.length === 0
           ? []
