@@ -1,7 +1,8 @@
 /**
  * Tool dispatch of the MCP endpoints (spec "MCP", "Errors", "Versioning"): `tools/list` per endpoint audience, and
- * `tools/call`: the arguments are validated against the tool's `inputSchema` (JSON Schema 2020-12, Ajv, every issue
- * listed), the AdCP version is negotiated ({@link negotiateAdcpVersion}), a mutating tool is refused while the caller
+ * `tools/call`: the AdCP version is negotiated ({@link negotiateAdcpVersion}; a cross-major call is
+ * `VERSION_UNSUPPORTED` whatever its shape), the arguments are validated against the tool's `inputSchema` (JSON
+ * Schema 2020-12, Ajv, every issue listed), a mutating tool is refused while the caller
  * has Terms of Service to accept, then the handler runs. Results and failures are rendered as the contract says:
  *
  * - success: `structuredContent` = the AdCP response (with AdCP's protocol envelope `status: 'completed'` unless the
@@ -162,6 +163,9 @@ export class McpDispatcher {
   ): Promise<ToolCallResult> {
     const compiled = this.tools.get(name)!;
     try {
+      // The version first (AdCP `core/version-envelope.json`): a cross-major payload is VERSION_UNSUPPORTED even when
+      // it does not match this major's input schema.
+      const adcpVersion = negotiateAdcpVersion(args);
       if (!compiled.validate(args)) {
         const issues = issuesOf(compiled.validate.errors ?? []);
         throw new AdcpError({
@@ -174,7 +178,6 @@ export class McpDispatcher {
           issues,
         });
       }
-      const adcpVersion = negotiateAdcpVersion(args);
       if (compiled.tool.mutating && ctx.caller.outstandingTerms !== null)
         throw new AdcpError({
           code: MediaBuyingCode.tosAcceptanceRequired,

@@ -399,8 +399,16 @@ describe('media buying part 3: the MCP endpoints', () => {
       (await call(client, 'get_adcp_capabilities', { adcp_major_version: 3 })).structuredContent.adcp_version,
       '3.1',
     );
-    for (const args of [{ adcp_version: '4.0' }, { adcp_version: '2.5' }, { adcp_major_version: 2 }]) {
-      const result = await call(client, 'get_adcp_capabilities', args);
+    // A cross-major call is VERSION_UNSUPPORTED even when it does not match this major's input schema (get_products
+    // without buying_mode, a 4.x shape).
+    for (const [tool, args] of [
+      ['get_adcp_capabilities', { adcp_version: '4.0' }],
+      ['get_adcp_capabilities', { adcp_version: '2.5' }],
+      ['get_adcp_capabilities', { adcp_major_version: 2 }],
+      ['get_products', { adcp_version: '4.0' }],
+      ['get_media_buy_delivery', { adcp_version: '4.0', start_date: 20260101 }],
+    ] as const) {
+      const result = await call(client, tool, args);
       assert.equal(result.isError, true);
       const error = result.structuredContent.adcp_error as {
         code: string;
@@ -430,6 +438,30 @@ describe('media buying part 3: the MCP endpoints', () => {
     assert.equal(error.field, error.issues[0]!.pointer.slice(1).replace(/\/(\w+)/g, '.$1'));
     // An unknown tool is the protocol's invalid-params error.
     await assert.rejects(client.callTool({ name: 'create_nothing', arguments: {} }), /Unknown tool/);
+  });
+
+  test('get_media_buy_delivery: an impossible calendar date or a reversed range is VALIDATION_ERROR', async () => {
+    const { client } = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
+    for (const [args, field] of [
+      [{ start_date: '2026-02-30' }, 'start_date'],
+      [{ end_date: '2026-13-01' }, 'end_date'],
+      [{ start_date: '2025-02-29', end_date: '2026-01-01' }, 'start_date'],
+      [{ start_date: '2026-03-02', end_date: '2026-03-01' }, 'start_date'],
+    ] as const) {
+      const result = await call(client, 'get_media_buy_delivery', {
+        media_buy_ids: [h.demo.mediaBuyId],
+        ...args,
+      });
+      assert.equal(result.isError, true, JSON.stringify(args));
+      const error = result.structuredContent.adcp_error as { code: string; recovery: string; field: string };
+      assert.deepEqual([error.code, error.recovery, error.field], ['VALIDATION_ERROR', 'correctable', field]);
+    }
+    const leap = await call(client, 'get_media_buy_delivery', {
+      media_buy_ids: [h.demo.mediaBuyId],
+      start_date: '2024-02-29',
+      end_date: '2026-11-25',
+    });
+    assert.equal(leap.isError, undefined, JSON.stringify(leap.structuredContent));
   });
 
   test('buyer tools refuse a Seller Account caller (PERMISSION_DENIED)', async () => {
