@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { ApiError } from '../../../platform/errors.ts';
-import { storefronts, users } from '../db/schema.ts';
+import { advertiserAccounts, advertisers, organizations, storefronts, users } from '../db/schema.ts';
 import { AdcpError, mcpResourceUri, mcpTargetOfResource } from '../mcp/contract.ts';
 import { McpDispatcher } from '../mcp/dispatch.ts';
 import { MCP_SESSION_IDLE_SECONDS } from '../mcp/index.ts';
@@ -462,6 +462,110 @@ describe('media buying part 3: the MCP endpoints', () => {
       end_date: '2026-11-25',
     });
     assert.equal(leap.isError, undefined, JSON.stringify(leap.structuredContent));
+  });
+
+  test('account.account_id must be authorized for the buyer on that storefront (ACCOUNT_NOT_FOUND) and narrows the lists', async () => {
+    const [org] = await db()
+      .select()
+      .from(organizations)
+      .where(eq(organizations.publicId, h.demo.organizationId));
+    const [adv] = await db().select().from(advertisers).where(eq(advertisers.publicId, h.demo.advertiserId));
+    const [here] = await db().select().from(storefronts).where(eq(storefronts.publicId, storefrontId));
+    const [other] = await db()
+      .select()
+      .from(storefronts)
+      .where(eq(storefronts.status, 'active'))
+      .orderBy(storefronts.id)
+      .offset(1)
+      .limit(1);
+    const foreignStorefront =
+      other!.id === here!.id ? (await db().select().from(storefronts).limit(1))[0]! : other!;
+    const linkId = `acc_${'f'.repeat(32)}`;
+    await db()
+      .insert(advertiserAccounts)
+      .values({
+        publicId: linkId,
+        organizationId: org!.id,
+        advertiserId: adv!.id,
+        storefrontId: foreignStorefront.id,
+        sellerOrganizationId: foreignStorefront.organizationId,
+        name: 'Link elsewhere',
+        status: 'active',
+        operator: 'example.com',
+        currency: foreignStorefront.currency,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+      } as typeof advertiserAccounts.$inferInsert)
+      .onConflictDoNothing();
+    const [link] = await db()
+      .select()
+      .from(advertiserAccounts)
+      .where(
+        and(
+          eq(advertiserAccounts.storefrontId, foreignStorefront.id),
+          eq(advertiserAccounts.organizationId, org!.id),
+        ),
+      );
+    assert.notEqual(link!.storefrontId, here!.id);
+    const notFound = (r: ToolResult) => {
+      assert.equal(r.isError, true, JSON.stringify(r.structuredContent));
+      const e = r.structuredContent.adcp_error as {
+        code: string;
+        field: string;
+        details: { reason: string };
+      };
+      assert.deepEqual(
+        [e.code, e.field, e.details.reason],
+        ['ACCOUNT_NOT_FOUND', 'account.account_id', 'account_not_authorized_for_buyer'],
+      );
+    };
+    // A link with another storefront, presented on this storefront's endpoint: not authorized here.
+    const sf = await connect(`/mcp/v3/storefronts/${storefrontId}`, h.demo.apiKey, STATELESS);
+    notFound(
+      await call(sf.client, 'get_products', {
+        buying_mode: 'brief',
+        account: { account_id: link!.publicId },
+      }),
+    );
+    for (const tool of ['list_creatives', 'get_media_buys', 'get_media_buy_delivery'])
+      notFound(await call(sf.client, tool, { account: { account_id: link!.publicId } }));
+    // On the buyer endpoint the link is the buyer's: accepted.
+    const buyer = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
+    const ok = await call(buyer.client, 'get_products', {
+      buying_mode: 'brief',
+      account: { account_id: link!.publicId },
+    });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok.structuredContent));
+    // An unknown account, and another Buyer Account's advertiser: ACCOUNT_NOT_FOUND on every tool taking account.
+    for (const tool of ['list_creatives', 'get_media_buys', 'get_media_buy_delivery'])
+      for (const accountId of [`adv_${'0'.repeat(32)}`, `acc_${'0'.repeat(32)}`])
+        notFound(await call(buyer.client, tool, { account: { account_id: accountId } }));
+    // A valid account narrows the lists to its advertiser.
+    const [empty] = await db()
+      .insert(advertisers)
+      .values({
+        publicId: `adv_${'e'.repeat(32)}`,
+        organizationId: org!.id,
+        name: 'Empty',
+        createdAt: clock.now(),
+      })
+      .returning();
+    const buys = async (accountId: string) =>
+      (
+        (await call(buyer.client, 'get_media_buys', { account: { account_id: accountId } })).structuredContent
+          .media_buys as { media_buy_id: string }[]
+      ).map((b) => b.media_buy_id);
+    assert.ok((await buys(h.demo.advertiserId)).includes(h.demo.mediaBuyId));
+    assert.deepEqual(await buys(empty!.publicId), []);
+    const delivery = await call(buyer.client, 'get_media_buy_delivery', {
+      account: { account_id: empty!.publicId },
+    });
+    assert.deepEqual(delivery.structuredContent.media_buy_deliveries, []);
+    const creatives = await call(buyer.client, 'list_creatives', {
+      account: { account_id: empty!.publicId },
+    });
+    assert.deepEqual(creatives.structuredContent.creatives, []);
+    await db().delete(advertisers).where(eq(advertisers.id, empty!.id));
   });
 
   test('buyer tools refuse a Seller Account caller (PERMISSION_DENIED)', async () => {

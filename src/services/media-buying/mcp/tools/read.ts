@@ -15,7 +15,9 @@
  *   storefront endpoint, those placed with that storefront) and their delivery (part 2's daily metrics, which move as
  *   the delivery job reports ended UTC days on the clock).
  *
- * Buyer tools need a Buyer Account caller with buyer read access (`PERMISSION_DENIED` otherwise).
+ * Buyer tools need a Buyer Account caller with buyer read access (`PERMISSION_DENIED` otherwise). A tool's
+ * `account.account_id` (an advertiser `adv_…` or an account link `acc_…` of the Buyer Account; on a storefront
+ * endpoint a link with that storefront) narrows it to that advertiser; any other is `ACCOUNT_NOT_FOUND`.
  */
 import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../../platform/clock.ts';
@@ -194,35 +196,57 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
       .where(ctx.storefront ? eq(storefronts.id, ctx.storefront.id) : eq(storefronts.status, 'active'))
       .orderBy(asc(storefronts.id));
 
-  /** The advertiser a discovery runs for: the account named, else the Buyer Account's first active advertiser. */
-  const advertiserFor = async (organizationId: number, args: Record<string, unknown>): Promise<string> => {
+  /**
+   * The advertiser of the account a call names in `account.account_id` (spec "Errors", `ACCOUNT_NOT_FOUND` (MCP):
+   * the supplied account must be authorized for the buyer on that storefront): an advertiser (`adv_…`) of the Buyer
+   * Account, or an account link (`acc_…`) of the Buyer Account, on a storefront endpoint one with that storefront.
+   * @returns the advertiser (row id and public id), or null when the call names no account.
+   * @throws AdcpError `ACCOUNT_NOT_FOUND` (`correctable`, `details.reason: account_not_authorized_for_buyer`).
+   */
+  const accountOf = async (
+    ctx: McpToolContext,
+    organizationId: number,
+    args: Record<string, unknown>,
+  ): Promise<{ id: number; publicId: string } | null> => {
     const named = (args.account as { account_id?: string } | undefined)?.account_id;
-    if (named !== undefined) {
-      const [row] = named.startsWith('adv_')
-        ? await db
-            .select({ publicId: advertisers.publicId })
-            .from(advertisers)
-            .where(and(eq(advertisers.publicId, named), eq(advertisers.organizationId, organizationId)))
-        : await db
-            .select({ publicId: advertisers.publicId })
-            .from(advertiserAccounts)
-            .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
-            .where(
-              and(
-                eq(advertiserAccounts.publicId, named),
-                eq(advertiserAccounts.organizationId, organizationId),
-              ),
-            );
-      if (!row)
-        throw new AdcpError({
-          code: 'ACCOUNT_NOT_FOUND',
-          message: `No account ${named} of this Buyer Account.`,
-          recovery: 'correctable',
-          field: 'account.account_id',
-          details: { reason: 'account_not_authorized_for_buyer' },
-        });
-      return row.publicId;
-    }
+    if (named === undefined) return null;
+    const [row] = named.startsWith('adv_')
+      ? await db
+          .select({ id: advertisers.id, publicId: advertisers.publicId })
+          .from(advertisers)
+          .where(and(eq(advertisers.publicId, named), eq(advertisers.organizationId, organizationId)))
+      : await db
+          .select({ id: advertisers.id, publicId: advertisers.publicId })
+          .from(advertiserAccounts)
+          .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
+          .where(
+            and(
+              eq(advertiserAccounts.publicId, named),
+              eq(advertiserAccounts.organizationId, organizationId),
+              ctx.storefront ? eq(advertiserAccounts.storefrontId, ctx.storefront.id) : undefined,
+            ),
+          );
+    if (!row)
+      throw new AdcpError({
+        code: 'ACCOUNT_NOT_FOUND',
+        message: ctx.storefront
+          ? `No account ${named} of this Buyer Account on this storefront.`
+          : `No account ${named} of this Buyer Account.`,
+        recovery: 'correctable',
+        field: 'account.account_id',
+        details: { reason: 'account_not_authorized_for_buyer' },
+      });
+    return row;
+  };
+
+  /** The advertiser a discovery runs for: the account named ({@link accountOf}), else the first active advertiser. */
+  const advertiserFor = async (
+    ctx: McpToolContext,
+    organizationId: number,
+    args: Record<string, unknown>,
+  ): Promise<string> => {
+    const named = await accountOf(ctx, organizationId, args);
+    if (named) return named.publicId;
     const [first] = await db
       .select({ publicId: advertisers.publicId })
       .from(advertisers)
@@ -330,7 +354,7 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
       // A later page names its discovery and advertiser (`dsc_...~adv_...`): the same quotes, pages never shift.
       const [discoveryId, advertiserId] = cursor?.scope.startsWith('dsc_')
         ? (cursor.scope.split('~') as [string, string])
-        : ['new', await advertiserFor(organizationId, args)];
+        : ['new', await advertiserFor(ctx, organizationId, args)];
       if (cursor && discoveryId === 'new')
         throw new AdcpError({
           code: 'VALIDATION_ERROR',
@@ -441,16 +465,20 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
     mutating: false,
     async handler(ctx, args) {
       const organizationId = buyerOf(ctx);
+      const account = await accountOf(ctx, organizationId, args);
       const { take, skip } = pageOf(args, 'cr');
+      const mine = and(
+        eq(creatives.organizationId, organizationId),
+        account ? eq(creatives.advertiserId, account.id) : undefined,
+      );
       const rows = await db
         .select({ row: creatives, total: sql<number>`count(*) over ()`.mapWith(Number) })
         .from(creatives)
-        .where(eq(creatives.organizationId, organizationId))
+        .where(mine)
         .orderBy(asc(creatives.id))
         .limit(take)
         .offset(skip);
-      const total =
-        rows[0]?.total ?? (await db.$count(creatives, eq(creatives.organizationId, organizationId)));
+      const total = rows[0]?.total ?? (await db.$count(creatives, mine));
       return {
         query_summary: { total_matching: total, returned: rows.length },
         pagination: pagination('cr', skip, rows.length, total),
@@ -467,20 +495,28 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
     },
   };
 
-  /** The buyer's media buys a call covers (the endpoint's storefront; the ids asked for), in creation order. */
-  const buysOf = (ctx: McpToolContext, organizationId: number, ids: string[] | undefined) =>
-    db
+  /**
+   * The buyer's media buys a call covers (the endpoint's storefront; the account named, {@link accountOf}; the ids
+   * asked for), in creation order.
+   * @throws AdcpError `ACCOUNT_NOT_FOUND` for an account not of the buyer (on that storefront).
+   */
+  const buysOf = async (ctx: McpToolContext, organizationId: number, args: Record<string, unknown>) => {
+    const account = await accountOf(ctx, organizationId, args);
+    const ids = args.media_buy_ids as string[] | undefined;
+    return db
       .select({ buy: mediaBuys, seller: organizations.publicId })
       .from(mediaBuys)
       .innerJoin(organizations, eq(organizations.id, mediaBuys.sellerOrganizationId))
       .where(
         and(
           eq(mediaBuys.organizationId, organizationId),
+          account ? eq(mediaBuys.advertiserId, account.id) : undefined,
           ctx.storefront ? eq(mediaBuys.storefrontId, ctx.storefront.id) : undefined,
           ids ? inArray(mediaBuys.publicId, ids) : undefined,
         ),
       )
       .orderBy(asc(mediaBuys.id));
+  };
 
   const getMediaBuys: McpTool = {
     name: 'get_media_buys',
@@ -492,7 +528,7 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
     async handler(ctx, args) {
       const organizationId = buyerOf(ctx);
       const { take, skip } = pageOf(args, 'mb');
-      const all = await buysOf(ctx, organizationId, args.media_buy_ids as string[] | undefined);
+      const all = await buysOf(ctx, organizationId, args);
       const slice = all.slice(skip, skip + take);
       const pkgs =
         slice.length === 0
@@ -555,7 +591,7 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
           recovery: 'correctable',
           field: 'start_date',
         });
-      const buys = await buysOf(ctx, organizationId, args.media_buy_ids as string[] | undefined);
+      const buys = await buysOf(ctx, organizationId, args);
       const rows =
         buys.length === 0
           ? []
