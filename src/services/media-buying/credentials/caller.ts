@@ -68,8 +68,9 @@ export interface Caller {
 /**
  * Why a credential that resolved does not authenticate now. `wrong_resource`: an `mcp_at_` access credential presented
  * to another MCP endpoint than the exact resource its grant is bound to (RFC 8707), or its grant was disconnected.
+ * `not_for_mcp`: a widget token presented to an MCP endpoint (it serves embedded widgets only).
  */
-export type CallerRefusal = 'owner_inactive' | 'organization_inactive' | 'wrong_resource';
+export type CallerRefusal = 'owner_inactive' | 'organization_inactive' | 'wrong_resource' | 'not_for_mcp';
 
 interface LiveRow {
   userPublicId: string | null;
@@ -164,13 +165,16 @@ export class Callers {
 
   /**
    * Resolves a holder presented to an MCP endpoint whose exact resource URI is `resource` (spec "Authentication",
-   * rules 1-3, the `mcp_at_` row). Every credential but `mcp_at_` resolves as on REST ({@link resolve}). An `mcp_at_`
+   * rules 1-3, the `mcp_at_` row). A widget token is refused (`not_for_mcp`); every other credential but `mcp_at_`
+   * resolves as on REST ({@link resolve}). An `mcp_at_`
    * access credential authenticates only when its grant is not revoked, the grant's `resource` is `resource` exactly,
    * and its user is an active member of the grant's organization: the caller is then that user acting in that
    * organization with the user's live role there.
    * @returns the caller, or why the credential does not authenticate on this endpoint now.
    */
   async resolveForMcp(holder: Holder, resource: string): Promise<Caller | CallerRefusal> {
+    // A widget token is for a page embedding the UI's widgets, never an agent's credential (spec "Authentication").
+    if (holder.kind === 'widget_token') return 'not_for_mcp';
     if (holder.kind !== 'mcp_access') return this.resolve(holder);
     const [grant] = await this.grantQuery.execute({ grantId: holder.grantId });
     if (!grant || grant.revokedAt !== null || grant.resource !== resource) return 'wrong_resource';

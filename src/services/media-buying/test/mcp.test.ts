@@ -278,6 +278,22 @@ describe('media buying part 3: the MCP endpoints', () => {
         `Bearer resource_metadata="${metadata}", error="invalid_token"`,
       );
     }
+    // A widget token (for pages embedding the UI's widgets) is no MCP credential, though it reads on REST.
+    await h.ops({
+      method: 'PUT',
+      url: `/_ops/organizations/${h.demo.organizationId}/alpha/embedded-widgets`,
+    });
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const issued = await h.session(cookie, { url: '/api/v2/user-api-keys/widget-token' });
+    const { token: widget } = envelopeData<{ token: string }>(issued);
+    assert.match(widget, /^wgt_/);
+    assert.equal((await h.bearer(widget, { url: '/auth/me' })).statusCode, 200);
+    const byWidget = await post('/mcp/v3', initializeBody, { authorization: `Bearer ${widget}` });
+    assert.equal(byWidget.status, 401);
+    assert.equal(
+      byWidget.headers.get('www-authenticate'),
+      `Bearer resource_metadata="${metadata}", error="invalid_token"`,
+    );
     const storefrontPath = `/mcp/v3/storefronts/${storefrontId}`;
     const sfMissing = await post(storefrontPath, initializeBody, {});
     assert.equal(
