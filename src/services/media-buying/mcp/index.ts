@@ -14,7 +14,8 @@ import { McpSessions } from './sessions.ts';
 import { createMcpTools } from './tools/index.ts';
 import { McpTransport } from './transport.ts';
 
-export { MCP_ENDPOINTS, mcpTargetOfPath } from './contract.ts';
+export { MCP_ENDPOINTS, type McpTarget, mcpTargetOfPath } from './contract.ts';
+export { errorBodyOf } from './dispatch.ts';
 export { MCP_SESSION_IDLE_SECONDS, McpSessions } from './sessions.ts';
 export type { McpTransport } from './transport.ts';
 

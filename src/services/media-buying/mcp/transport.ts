@@ -153,12 +153,27 @@ export class McpTransport {
     );
   }
 
-  /** Serves one MCP HTTP request (module comment). Never throws for any input. */
-  async handle({ target, request, body }: McpHttpRequest): Promise<Response> {
+  /** Serves one MCP HTTP request (module comment): {@link authenticateRequest}, then {@link serve}. Never throws. */
+  async handle(http: McpHttpRequest): Promise<Response> {
+    const caller = await this.authenticateRequest(http.target, http.request);
+    if (caller instanceof Response) return caller;
+    return this.serve(http, caller);
+  }
+
+  /**
+   * Step 1 alone (module comment): the bearer credential of `request` resolved for `target`'s exact resource. The
+   * route runs it before its rate limit (a refused request counts against the client address).
+   * @returns the caller, or the refusal to answer (401 challenge, 403 sandbox).
+   */
+  authenticateRequest(target: McpTarget, request: Request): Promise<Caller | Response> {
     const resource = mcpResourceUri(this.deps.publicUrl(), target.path);
     const authorization = request.headers.get('authorization') ?? undefined;
-    const caller = await this.authenticate(authorization, resource, request.method, target);
-    if (caller instanceof Response) return caller;
+    return this.authenticate(authorization, resource, request.method, target);
+  }
+
+  /** Steps 2 and 3 (module comment) for a request already authenticated as `caller`. Never throws. */
+  async serve({ target, request, body }: McpHttpRequest, caller: Caller): Promise<Response> {
+    const resource = mcpResourceUri(this.deps.publicUrl(), target.path);
     let storefront: McpToolContext['storefront'] = null;
     if (target.storefrontId !== null) {
       const found = await this.deps.storefront(target.storefrontId);

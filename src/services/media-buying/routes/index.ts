@@ -67,7 +67,11 @@ export function registerMediaBuyingRoutes(
   registerPageRoutes(app, ctx);
   registerCommunicationRoutes(app, ctx, deps.texting.texting);
   registerCommunicationOpsRoutes(app, ctx, deps.texting);
-  registerMcpRoutes(app, { transport: deps.mcp, publicUrl: deps.publicUrl });
+  registerMcpRoutes(app, {
+    transport: deps.mcp,
+    publicUrl: deps.publicUrl,
+    requestsPerMinute: () => deps.config.requestsPerMinute,
+  });
   registerCarrierWebhookRoutes(app, {
     ...deps.texting,
     clock: deps.clock,

@@ -758,3 +758,65 @@ describe('media buying part 3: MCP dispatch errors', () => {
     assert.equal((res.structuredContent.adcp_error as { code: string }).code, 'TOS_ACCEPTANCE_REQUIRED');
   });
 });
+
+describe('media buying part 3: the MCP rate limit', () => {
+  let h: MediaBuyingHarness;
+  let base: string;
+  const clock = new ManualClock(new Date('2026-11-25T12:00:00Z'));
+  const LIMIT = 5;
+
+  before(async () => {
+    h = await startMediaBuying({
+      clock,
+      listen: true,
+      env: { MEDIA_BUYING_REQUESTS_PER_MINUTE: String(LIMIT) },
+    });
+    base = baseUrlOf(h.platform.app('media-buying'));
+  });
+  after(() => h?.close());
+
+  const list = (headers: Record<string, string>) =>
+    fetch(new URL('/mcp/v3', base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+
+  test('per credential once authenticated, per address before: 429 RATE_LIMITED (transient) with Retry-After, as a JSON-RPC error', async () => {
+    const key = { authorization: `Bearer ${h.demo.apiKey}` };
+    for (let i = 0; i < LIMIT; i++) assert.equal((await list(key)).status, 200, `request ${i + 1}`);
+    const limited = await list(key);
+    assert.equal(limited.status, 429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
+    const body = (await limited.json()) as {
+      jsonrpc: string;
+      id: unknown;
+      error: { code: number; data: { code: string; recovery: string; retry_after: number } };
+    };
+    assert.equal(body.jsonrpc, '2.0');
+    assert.equal(body.id, null);
+    assert.equal(typeof body.error.code, 'number');
+    assert.equal(body.error.data.code, 'RATE_LIMITED');
+    assert.equal(body.error.data.recovery, 'transient');
+    assert.equal(body.error.data.retry_after, retryAfter);
+    assert.deepEqual(adcpSchemaErrors('core/error.json', body.error.data), []);
+    // Unauthenticated requests count per address, apart from the credential's budget.
+    for (let i = 0; i < LIMIT; i++) assert.equal((await list({})).status, 401);
+    assert.equal((await list({})).status, 429);
+    assert.equal((await list({ authorization: 'Bearer mbu_not-a-real-key-at-all' })).status, 429);
+    // The next minute, by the clock: both budgets are back.
+    clock.advance(60_000);
+    assert.equal((await list(key)).status, 200);
+    assert.equal((await list({})).status, 401);
+  });
+});
