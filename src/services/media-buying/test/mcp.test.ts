@@ -13,7 +13,14 @@ import { and, eq } from 'drizzle-orm';
 import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { ApiError } from '../../../platform/errors.ts';
-import { advertiserAccounts, advertisers, organizations, storefronts, users } from '../db/schema.ts';
+import {
+  advertiserAccounts,
+  advertisers,
+  discoverySessions,
+  organizations,
+  storefronts,
+  users,
+} from '../db/schema.ts';
 import { AdcpError, mcpResourceUri, mcpTargetOfResource } from '../mcp/contract.ts';
 import { McpDispatcher } from '../mcp/dispatch.ts';
 import { MCP_SESSION_IDLE_SECONDS } from '../mcp/index.ts';
@@ -691,6 +698,54 @@ describe('media buying part 3: the MCP endpoints', () => {
     const buyer = await connect('/mcp/v3/admin', h.demo.apiKey, 'legacy');
     const denied = await call(buyer.client, 'list_account_links', {});
     assert.equal((denied.structuredContent.adcp_error as { code: string }).code, 'PERMISSION_DENIED');
+  });
+
+  test('get_products reuses the kept discovery session of the advertiser and UTC day while the catalog is unchanged', async () => {
+    const { client } = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
+    const discovery = async () => {
+      const r = await call(client, 'get_products', { buying_mode: 'brief' });
+      assert.equal(r.isError, undefined, JSON.stringify(r.structuredContent));
+      const ext = r.structuredContent.ext as { discovery_id: string; priced_for_day: string };
+      const quotes = (r.structuredContent.products as { ext: { quote_id: string } }[]).map(
+        (p) => p.ext.quote_id,
+      );
+      return { ...ext, quotes };
+    };
+    const sessions = () => db().$count(discoverySessions);
+    const first = await discovery();
+    const before = await sessions();
+    const second = await discovery();
+    assert.equal(second.discovery_id, first.discovery_id, 'the same session');
+    assert.deepEqual(second.quotes, first.quotes, 'the same quotes');
+    assert.equal(await sessions(), before, 'nothing written');
+    // A catalog change (a storefront archived) makes a new session.
+    const [other] = await db()
+      .select()
+      .from(storefronts)
+      .where(eq(storefronts.status, 'active'))
+      .orderBy(storefronts.id)
+      .offset(1)
+      .limit(1);
+    await db().update(storefronts).set({ status: 'archived' }).where(eq(storefronts.id, other!.id));
+    try {
+      const changed = await discovery();
+      assert.notEqual(changed.discovery_id, first.discovery_id, 'a new session for a changed catalog');
+    } finally {
+      await db().update(storefronts).set({ status: 'active' }).where(eq(storefronts.id, other!.id));
+    }
+    // Back to the first catalog on the same day: the first session again.
+    assert.equal((await discovery()).discovery_id, first.discovery_id);
+    // The next UTC day (by the clock): a new session priced for that day.
+    const now = clock.now();
+    const nextDay = new Date(
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1, 0, 0, 1),
+    );
+    clock.advance(nextDay.getTime() - now.getTime());
+    const tomorrow = await discovery();
+    assert.notEqual(tomorrow.discovery_id, first.discovery_id);
+    assert.equal(tomorrow.priced_for_day, nextDay.toISOString().slice(0, 10));
+    assert.notEqual(tomorrow.priced_for_day, first.priced_for_day);
+    assert.equal((await discovery()).discovery_id, tomorrow.discovery_id);
   });
 });
 

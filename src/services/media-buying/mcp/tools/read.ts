@@ -5,7 +5,8 @@
  * - `get_adcp_capabilities`: protocols, AdCP versions, idempotency, and the seller's declared features (pricing models
  *   of its active products, its sales agents' `update_media_buy` capabilities) of the storefront, or of every active
  *   storefront on the buyer endpoint.
- * - `get_products`: part 2's Discovery (a discovery session with quotes fixed for the UTC day), products of the
+ * - `get_products`: part 2's Discovery (a discovery session with quotes fixed for the UTC day, reused by later calls
+ *   of the same advertiser and UTC day while the catalog is unchanged), products of the
  *   storefront or of every active storefront, in AdCP's product shape; each product's `ext` carries its `quote_id`,
  *   `priced_for_day` and `expires_at` (where REST discover-products puts `quoteId`). Paged with AdCP `pagination`
  *   (the cursor names the discovery session, so pages never shift within the UTC day). On `/mcp/v3` the answer's
@@ -362,13 +363,19 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
           recovery: 'correctable',
           field: 'pagination.cursor',
         });
-      const page = await deps.discovery.discover(organizationId, discoveryId, {
-        advertiserId: advertiserId ?? '',
-        groupLimit: 1_000,
-        groupOffset: 0,
-        productsPerGroup: 5_000,
-        productOffset: 0,
-      });
+      const page = await deps.discovery.discover(
+        organizationId,
+        discoveryId,
+        {
+          advertiserId: advertiserId ?? '',
+          groupLimit: 1_000,
+          groupOffset: 0,
+          productsPerGroup: 5_000,
+          productOffset: 0,
+          // A call without a cursor reuses the kept session of this advertiser and UTC day while the catalog is unchanged.
+        },
+        { reuseKept: true },
+      );
       const groups = ctx.storefront
         ? page.productGroups.filter((g) => g.groupId === ctx.storefront!.publicId)
         : page.productGroups;
