@@ -10,8 +10,13 @@ import type { ApiError } from '../../../platform/errors.ts';
 import type { ErrorFormatter, ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import type { Caller } from '../credentials/index.ts';
-import { errorBodyOf } from '../mcp/dispatch.ts';
-import { MCP_ENDPOINTS, type McpTarget, type McpTransport, mcpTargetOfPath } from '../mcp/index.ts';
+import {
+  errorBodyOf,
+  MCP_ENDPOINTS,
+  type McpTarget,
+  type McpTransport,
+  mcpTargetOfPath,
+} from '../mcp/index.ts';
 import { rateLimited } from '../media-buying-errors.ts';
 
 /** Request headers not carried to the web `Request` (its body is not carried either: it is parsed already). */
@@ -42,7 +47,7 @@ async function sendResponse(reply: FastifyReply, response: Response) {
  * error whose `data` is the AdCP error body (`RATE_LIMITED`, `transient`, `retry_after` in seconds); the status and
  * headers (`Retry-After`) stay the platform's.
  */
-export const jsonRpcErrorFormat: ErrorFormatter = (error: ApiError) => {
+const jsonRpcErrorFormat: ErrorFormatter = (error: ApiError) => {
   const data = errorBodyOf(error);
   const retryAfter = error.details?.retryAfterSeconds;
   return {
