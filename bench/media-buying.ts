@@ -8,11 +8,14 @@
  * Part 2 adds: a paged list of 100 rows (`GET /api/v2/buyer/human-feedback?take=100` over 150 seeded rows; target
  * >= 1,500 req/s) and a discover-products page of a kept session (`POST /api/v2/buyer/discovery/{id}/discover-products`;
  * target >= 500 req/s), each against a bare route answering the same bytes in the same run.
+ *
+ * Part 3 adds a stateless MCP `tools/call` of `get_products` (`media-buying-mcp.ts`; target >= 800 req/s).
  */
 import { ManualClock } from '../src/platform/clock.ts';
 import { mediaBuyingService } from '../src/services/media-buying/index.ts';
 import { startTestPlatform } from '../test/support/platform.ts';
 import { bareServer, load, report } from './lib.ts';
+import { benchMcp } from './media-buying-mcp.ts';
 import { benchTexting } from './media-buying-texting.ts';
 
 const SIGN_INS = 40;
@@ -57,6 +60,7 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
     }
 
     await benchPart2(app, addr.port, headers, durationSeconds);
+    await benchMcp(addr.port, demo.apiKey, durationSeconds);
 
     const started = performance.now();
     for (let i = 0; i < SIGN_INS; i++) {

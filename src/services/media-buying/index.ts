@@ -24,6 +24,7 @@ import {
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
+import { createMcp, type McpSessions } from './mcp/index.ts';
 import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
@@ -42,15 +43,16 @@ const pruneThrottleTask = defineTask(
 );
 
 /**
- * Every hour: deletes discovery sessions (and their quotes) expired a week ago, and anonymous activation enrolments
- * never exchanged whose assertion expired a day ago.
+ * Every hour: deletes discovery sessions (and their quotes) expired a week ago, anonymous activation enrolments
+ * never exchanged whose assertion expired a day ago, and MCP sessions ended or expired a day ago.
  */
 const pruneCatalogTask = defineTask(
   'media-buying:prune-discovery-and-enrolments',
   Type.Object({}),
-  async (_payload, deps: { discovery: Discovery; sandbox: ActivationSandbox }) => {
+  async (_payload, deps: { discovery: Discovery; sandbox: ActivationSandbox; mcpSessions: McpSessions }) => {
     await deps.discovery.prune();
     await deps.sandbox.pruneEnrolments();
+    await deps.mcpSessions.prune();
   },
 );
 
@@ -168,6 +170,15 @@ export const mediaBuyingService: ServiceDefinition = {
     const lists = new BuyerLists(ctx.db);
     const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
     const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
+    const mcp = createMcp({
+      db: ctx.db,
+      clock: ctx.clock,
+      credentials,
+      discovery,
+      lists,
+      publicUrl,
+      logger: ctx.logger,
+    });
     const textingConfig = readTextingConfig(ctx.config.env);
     // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
     const carrier = new CarrierSimulator(textingConfig.simulatorLatencyMs);
@@ -207,6 +218,7 @@ export const mediaBuyingService: ServiceDefinition = {
           sandbox,
           delivery,
           texting: { texting, simulator: carrier, webhookSecret },
+          mcp: mcp.transport,
         });
       },
       tasks: [
@@ -215,7 +227,7 @@ export const mediaBuyingService: ServiceDefinition = {
         ...identity.tasks,
         simulateDeliveryTask.with({ delivery }),
         anonymousCleanupTask.with({ sandbox }),
-        pruneCatalogTask.with({ discovery, sandbox }),
+        pruneCatalogTask.with({ discovery, sandbox, mcpSessions: mcp.sessions }),
         sendTextTask.with({ texting }),
         draftReplyTask.with({ texting }),
         textRetentionTask.with({ texting }),
@@ -238,6 +250,7 @@ export const mediaBuyingService: ServiceDefinition = {
         }),
       async stop() {
         mailer.close();
+        await mcp.transport.close();
         await unlistenKeys();
       },
     };

@@ -11,10 +11,15 @@
  *   rerun discovery. Part 3 refuses an expired quote id with `FX_QUOTE_EXPIRED`. Expired sessions are pruned hourly.
  * - **Unavailable products**: a product archived, or whose storefront was archived or replaced, after the session
  *   started stays in its place (pages do not shift) with `available: false`; its quotes are not offered (`quotes: []`).
+ * - **Kept sessions** (MCP `get_products`, `reuseKept`): a call without a session reuses the newest session of the same
+ *   Buyer Account, advertiser and UTC day whose catalog fingerprint (storefronts' id, name, currency, Seller Account,
+ *   product ids and pricing options, in session order) equals the live catalog's, so a repeat call only reads; prices stay the quotes
+ *   of that UTC day. REST `new` always starts a session.
  * - Paging: `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group. A page
  *   of a kept session is two prepared queries (the session with its advertiser and operator identity; the page).
  */
-import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, asc, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
@@ -118,7 +123,12 @@ export class Discovery {
    * @throws ApiError 409 `BUYER_SETUP_REQUIRED`; 404 for an unknown session or advertiser; 409 `CONFLICT`
    *   (`discovery_expired`); 422 when `advertiserId` is not the session's.
    */
-  async discover(organizationId: number, discoveryId: string, input: DiscoverInput) {
+  async discover(
+    organizationId: number,
+    discoveryId: string,
+    input: DiscoverInput,
+    options: { reuseKept?: boolean } = {},
+  ) {
     const now = this.clock.now();
     let session: typeof discoverySessions.$inferSelect;
     let advertiserPublicId = input.advertiserId;
@@ -126,7 +136,25 @@ export class Discovery {
       await this.catalog.requireBuyerSetup(organizationId);
       const advertiser = await this.catalog.advertiser(organizationId, input.advertiserId);
       advertiserPublicId = advertiser.publicId;
-      session = await this.start(organizationId, advertiser.id, now);
+      const catalog = await this.liveCatalog();
+      const fingerprint = fingerprintOf(catalog);
+      const [kept] = options.reuseKept
+        ? await this.db
+            .select()
+            .from(discoverySessions)
+            .where(
+              and(
+                eq(discoverySessions.organizationId, organizationId),
+                eq(discoverySessions.advertiserId, advertiser.id),
+                eq(discoverySessions.quoteDay, utcDay(now)),
+                gt(discoverySessions.expiresAt, now),
+                eq(discoverySessions.catalogFingerprint, fingerprint),
+              ),
+            )
+            .orderBy(desc(discoverySessions.id))
+            .limit(1)
+        : [];
+      session = kept ?? (await this.start(organizationId, advertiser.id, now, catalog, fingerprint));
     } else {
       // An unknown or another account's session is 404 before anything else (its existence never leaks).
       const [found] = await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
@@ -208,11 +236,9 @@ export class Discovery {
     return deleted.length;
   }
 
-  /**
-   * Starts a session: the active catalog now, its quotes fixed for today's UTC day, written in one transaction.
-   */
-  private async start(organizationId: number, advertiserId: number, now: Date) {
-    const rows = await this.db
+  /** The active catalog now, in session order (at most {@link MAX_DISCOVERY_PRODUCTS} products). */
+  private liveCatalog() {
+    return this.db
       .select({ product: products, storefront: storefronts, sellerAccountId: organizations.publicId })
       .from(products)
       .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
@@ -220,6 +246,19 @@ export class Discovery {
       .where(and(eq(products.status, 'active'), eq(storefronts.status, 'active')))
       .orderBy(asc(storefronts.id), asc(products.id))
       .limit(MAX_DISCOVERY_PRODUCTS);
+  }
+
+  /**
+   * Starts a session: the active catalog `rows` (read now, with their `fingerprint`), its quotes fixed for today's UTC
+   * day, written in one transaction.
+   */
+  private async start(
+    organizationId: number,
+    advertiserId: number,
+    now: Date,
+    rows: Awaited<ReturnType<Discovery['liveCatalog']>>,
+    fingerprint: string,
+  ) {
     const groups: DiscoveryGroup[] = [];
     const quotes: Omit<typeof discoveryQuotes.$inferInsert, 'sessionId'>[] = [];
     for (const r of rows) {
@@ -270,6 +309,7 @@ export class Discovery {
           groups,
           createdAt: now,
           expiresAt,
+          catalogFingerprint: fingerprint,
         })
         .returning();
       for (let i = 0; i < quotes.length; i += 500)
@@ -282,3 +322,22 @@ export class Discovery {
 }
 
 type DiscoveryGroup = (typeof discoverySessions.$inferSelect)['groups'][number];
+
+/**
+ * The catalog fingerprint of a session's rows (module comment, "Kept sessions"): SHA-256 hex over each product's
+ * storefront (public id, name, currency, Seller Account), product public id and pricing options, in session order.
+ */
+function fingerprintOf(
+  rows: {
+    product: { publicId: string; pricingOptions: unknown };
+    storefront: { publicId: string; name: string; currency: string };
+    sellerAccountId: string;
+  }[],
+): string {
+  const hash = createHash('sha256');
+  for (const r of rows)
+    hash.update(
+      `${JSON.stringify([r.storefront.publicId, r.storefront.name, r.storefront.currency, r.sellerAccountId, r.product.publicId, r.product.pricingOptions])}\n`,
+    );
+  return hash.digest('hex');
+}

@@ -12,6 +12,7 @@ import {
   type ACTIVATION_STATES,
   agentRegistrations,
   type MembershipRole,
+  mcpGrants,
   memberships,
   type OrganizationKind,
   organizations,
@@ -64,8 +65,12 @@ export interface Caller {
   sandbox?: { registrationId: number; state: (typeof ACTIVATION_STATES)[number] };
 }
 
-/** Why a credential that resolved does not authenticate now. */
-export type CallerRefusal = 'owner_inactive' | 'organization_inactive';
+/**
+ * Why a credential that resolved does not authenticate now. `wrong_resource`: an `mcp_at_` access credential presented
+ * to another MCP endpoint than the exact resource its grant is bound to (RFC 8707), or its grant was disconnected.
+ * `not_for_mcp`: a widget token presented to an MCP endpoint (it serves embedded widgets only).
+ */
+export type CallerRefusal = 'owner_inactive' | 'organization_inactive' | 'wrong_resource' | 'not_for_mcp';
 
 interface LiveRow {
   userPublicId: string | null;
@@ -90,6 +95,7 @@ export class Callers {
   private readonly userQuery;
   private readonly organizationQuery;
   private readonly registrationQuery;
+  private readonly grantQuery;
 
   constructor(db: Db) {
     const latest = db
@@ -144,6 +150,35 @@ export class Callers {
       .where(eq(agentRegistrations.id, sql.placeholder('id')))
       .limit(1)
       .prepare('media_buying_caller_registration');
+    this.grantQuery = db
+      .select({
+        userId: mcpGrants.userId,
+        organizationId: mcpGrants.organizationId,
+        resource: mcpGrants.resource,
+        revokedAt: mcpGrants.revokedAt,
+      })
+      .from(mcpGrants)
+      .where(eq(mcpGrants.id, sql.placeholder('grantId')))
+      .limit(1)
+      .prepare('media_buying_caller_mcp_grant');
+  }
+
+  /**
+   * Resolves a holder presented to an MCP endpoint whose exact resource URI is `resource` (spec "Authentication",
+   * rules 1-3, the `mcp_at_` row). A widget token is refused (`not_for_mcp`); every other credential but `mcp_at_`
+   * resolves as on REST ({@link resolve}). An `mcp_at_`
+   * access credential authenticates only when its grant is not revoked, the grant's `resource` is `resource` exactly,
+   * and its user is an active member of the grant's organization: the caller is then that user acting in that
+   * organization with the user's live role there.
+   * @returns the caller, or why the credential does not authenticate on this endpoint now.
+   */
+  async resolveForMcp(holder: Holder, resource: string): Promise<Caller | CallerRefusal> {
+    // A widget token is for a page embedding the UI's widgets, never an agent's credential (spec "Authentication").
+    if (holder.kind === 'widget_token') return 'not_for_mcp';
+    if (holder.kind !== 'mcp_access') return this.resolve(holder);
+    const [grant] = await this.grantQuery.execute({ grantId: holder.grantId });
+    if (!grant || grant.revokedAt !== null || grant.resource !== resource) return 'wrong_resource';
+    return this.userCaller(holder, grant.userId, grant.organizationId, null);
   }
 
   /**

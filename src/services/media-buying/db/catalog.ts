@@ -482,6 +482,12 @@ export const discoverySessions = mediaBuying.table(
       .notNull(),
     createdAt: at('created_at').notNull(),
     expiresAt: at('expires_at').notNull(),
+    /**
+     * SHA-256 (hex) of the catalog the session was built from (storefront id, name, currency and Seller Account,
+     * product ids and pricing options, in session order): an MCP `get_products` reuses the session of the same Buyer Account, advertiser
+     * and UTC day while the live catalog has the same fingerprint. Null for sessions kept before it existed.
+     */
+    catalogFingerprint: text('catalog_fingerprint'),
   },
   (t) => [
     index('discovery_sessions_org_idx').on(t.organizationId, t.expiresAt),

@@ -724,3 +724,5 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
 export * from './catalog.ts';
 /** Part 4's tables (text lines, consent, outbox, inbound texts). */
 export * from './communications.ts';
+/** Part 3's MCP session table. */
+export * from './mcp.ts';

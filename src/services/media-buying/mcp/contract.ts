@@ -14,7 +14,7 @@
  *   fingerprint, `replayed`, `IDEMPOTENCY_CONFLICT`, the spec's `mutation_outcome` deviations); the MCP layer does not
  *   know about it.
  */
-import type { Caller } from '../credentials/caller.ts';
+import type { Caller } from '../credentials/index.ts';
 
 /** Which records an MCP endpoint serves: a buyer's (Buyer Account) or a seller's (storefronts of a Seller Account). */
 export type McpAudience = 'buyer' | 'storefront' | 'creative' | 'admin';
@@ -105,6 +105,15 @@ export interface BuyerReason {
   message: string;
 }
 
+/** One rejected field of a `VALIDATION_ERROR` (AdCP `core/error.json` `issues[]`; added for the MCP layer). */
+export interface AdcpIssue {
+  /** RFC 6901 JSON Pointer into the tool arguments (Ajv's `instancePath`; `` for the arguments object). */
+  pointer: string;
+  message: string;
+  /** The JSON Schema keyword that rejected it (`required`, `type`, `enum`, ...). */
+  keyword: string;
+}
+
 /**
  * The `adcp_error` object of a failed tool call (spec "Errors", AdCP `core/error.json`): also sent as the text content
  * and mirrored in the result's `errors[]`.
@@ -115,6 +124,8 @@ export interface AdcpErrorBody {
   recovery: AdcpRecovery;
   /** The request field at fault, when one is. */
   field?: string;
+  /** Every rejected field of a `VALIDATION_ERROR` (`field` is then `issues[0]` in JSONPath-lite). */
+  issues?: AdcpIssue[];
   details?: Record<string, unknown>;
   /** On buyer-actionable errors of `create_media_buy`, `update_media_buy`, `sync_creatives`; agrees with `recovery`. */
   buyer_reason?: BuyerReason;

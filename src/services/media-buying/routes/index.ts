@@ -4,6 +4,7 @@ import { createAdmission } from '../admission/index.ts';
 import type { CarrierSimulator, Texting } from '../communications/index.ts';
 import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
+import type { McpTransport } from '../mcp/index.ts';
 import type { OidcSimulator, SsoClient } from '../sso/index.ts';
 import { registerActivationRoutes } from './activation.ts';
 import { registerAdmissionRoutes } from './admission.ts';
@@ -19,6 +20,7 @@ import { registerConnectedAppRoutes } from './connected-apps.ts';
 import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
+import { registerMcpRoutes } from './mcp.ts';
 import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
 import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
@@ -39,6 +41,8 @@ export function registerMediaBuyingRoutes(
     identity: IdentityFlows;
     sso: { client: SsoClient; simulator: OidcSimulator | undefined };
     texting: { texting: Texting; simulator: CarrierSimulator | undefined; webhookSecret: Buffer };
+    /** Part 3: the MCP endpoints' transport. */
+    mcp: McpTransport;
   },
 ): void {
   const ctx = mediaBuyingRouteContext(app, deps);
@@ -63,6 +67,11 @@ export function registerMediaBuyingRoutes(
   registerPageRoutes(app, ctx);
   registerCommunicationRoutes(app, ctx, deps.texting.texting);
   registerCommunicationOpsRoutes(app, ctx, deps.texting);
+  registerMcpRoutes(app, {
+    transport: deps.mcp,
+    publicUrl: deps.publicUrl,
+    requestsPerMinute: () => deps.config.requestsPerMinute,
+  });
   registerCarrierWebhookRoutes(app, {
     ...deps.texting,
     clock: deps.clock,

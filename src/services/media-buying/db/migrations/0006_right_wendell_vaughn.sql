@@ -1,0 +1,1 @@
+ALTER TABLE "media_buying"."discovery_sessions" ADD COLUMN "catalog_fingerprint" text;

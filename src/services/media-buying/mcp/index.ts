@@ -1,0 +1,55 @@
+/**
+ * The MCP layer of the media-buying service, built once per instance: the tools, their dispatcher, the session store
+ * and the transport (see `transport.ts`). Other folders use it through this file.
+ */
+import { eq } from 'drizzle-orm';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/database.ts';
+import type { AppLogger } from '../../../platform/logger.ts';
+import type { BuyerLists, Discovery } from '../catalog/index.ts';
+import type { MediaBuyingCredentials } from '../credentials/index.ts';
+import { storefronts } from '../db/schema.ts';
+import { McpDispatcher } from './dispatch.ts';
+import { McpSessions } from './sessions.ts';
+import { createMcpTools } from './tools/index.ts';
+import { McpTransport } from './transport.ts';
+
+export { MCP_ENDPOINTS, type McpTarget, mcpTargetOfPath } from './contract.ts';
+export { errorBodyOf } from './dispatch.ts';
+export { MCP_SESSION_IDLE_SECONDS, McpSessions } from './sessions.ts';
+export type { McpTransport } from './transport.ts';
+
+/** Builds the MCP layer (module comment). */
+export function createMcp(deps: {
+  db: Db;
+  clock: Clock;
+  credentials: MediaBuyingCredentials;
+  discovery: Discovery;
+  lists: BuyerLists;
+  publicUrl: () => string;
+  logger?: AppLogger;
+}): { transport: McpTransport; sessions: McpSessions } {
+  const sessions = new McpSessions(deps.db, deps.clock);
+  const dispatcher = new McpDispatcher(createMcpTools(deps), deps.logger);
+  const transport = new McpTransport({
+    credentials: deps.credentials,
+    dispatcher,
+    sessions,
+    publicUrl: deps.publicUrl,
+    logger: deps.logger,
+    async storefront(publicId) {
+      const [row] = await deps.db
+        .select({
+          id: storefronts.id,
+          publicId: storefronts.publicId,
+          organizationId: storefronts.organizationId,
+          status: storefronts.status,
+        })
+        .from(storefronts)
+        .where(eq(storefronts.publicId, publicId))
+        .limit(1);
+      return row ?? null;
+    },
+  });
+  return { transport, sessions };
+}
