@@ -24,6 +24,7 @@ import {
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
+import { createMcpOAuth } from './mcp/oauth/index.ts';
 import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
@@ -183,6 +184,15 @@ export const mediaBuyingService: ServiceDefinition = {
         : new DeterministicDraftingAgent(),
       logger: ctx.logger,
     });
+    const mcpOAuth = createMcpOAuth({
+      db: ctx.db,
+      clock: ctx.clock,
+      secrets: ctx.secrets,
+      outbound: ctx.outbound,
+      allowLoopbackHttp: ctx.config.outboundAllowPrivate,
+      stores: credentials.stores,
+      publicUrl,
+    });
     const webhookSecret = textingConfig.webhookSecret
       ? Buffer.from(textingConfig.webhookSecret, 'utf8')
       : ctx.secrets.deriveKey('media-buying:carrier-webhook');
@@ -207,6 +217,7 @@ export const mediaBuyingService: ServiceDefinition = {
           sandbox,
           delivery,
           texting: { texting, simulator: carrier, webhookSecret },
+          mcpOAuth,
         });
       },
       tasks: [
