@@ -291,4 +291,451 @@ describe('media buying: OAuth for MCP connectors', () => {
       assert.equal(res.status, 201, uri);
     }
   });
+
+  test('client ID metadata documents: fetched through the outbound guard, client_id must be the URL, bounded, cached', async () => {
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const url = `${documentBase}/clients/assistant.json`;
+    documents.set('/clients/assistant.json', [
+      200,
+      JSON.stringify({ client_id: url, client_name: 'Metadata Assistant', redirect_uris: [redirectUri] }),
+    ]);
+    const client: oauth.Client = { client_id: url, token_endpoint_auth_method: 'none' };
+    const { url: authUrl } = await authorizationUrl(client);
+    const pageRes = await get(authUrl, cookie);
+    assert.equal(pageRes.status, 200);
+    const html = await pageRes.text();
+    assert.match(html, /Metadata Assistant/);
+    const [row] = await db.select().from(oauthClients).where(eq(oauthClients.clientId, url));
+    assert.equal(row!.kind, 'metadata_document');
+    // Cached: a second authorization does not fetch again; past the cache period it does.
+    assert.equal((await get(authUrl, cookie)).status, 200);
+    assert.equal(hits.get('/clients/assistant.json'), 1);
+    clock.advance(16 * 60_000);
+    assert.equal((await get(authUrl, cookie)).status, 200);
+    assert.equal(hits.get('/clients/assistant.json'), 2);
+    // The whole flow works for such a client.
+    const token = await connect(client, cookie);
+    assert.match(token.access_token, /^mcp_at_/);
+
+    const refusedPage = async (path: string, doc: [number, string]) => {
+      documents.set(path, doc);
+      const { url: u } = await authorizationUrl({ client_id: `${documentBase}${path}` });
+      const res = await get(u, cookie);
+      assert.equal(res.status, 400, path);
+      assert.match(await res.text(), /metadata document is refused/);
+    };
+    await refusedPage('/clients/other.json', [
+      200,
+      JSON.stringify({ client_id: 'https://elsewhere.example/app.json', redirect_uris: [redirectUri] }),
+    ]);
+    await refusedPage('/clients/big.json', [
+      200,
+      JSON.stringify({
+        client_id: `${documentBase}/clients/big.json`,
+        redirect_uris: [redirectUri],
+        client_name: 'x'.repeat(6000),
+      }),
+    ]);
+    await refusedPage('/clients/gone.json', [404, '{}']);
+    await refusedPage('/clients/bad-redirect.json', [
+      200,
+      JSON.stringify({
+        client_id: `${documentBase}/clients/bad-redirect.json`,
+        redirect_uris: ['http://evil.example/cb'],
+      }),
+    ]);
+    // A redirect URI not in the document is never redirected to.
+    const { url: other } = await authorizationUrl(client, { redirect_uri: 'http://127.0.0.1:1/elsewhere' });
+    assert.equal((await get(other, cookie)).status, 400);
+  });
+
+  test('authorization request errors: unknown client and wrong redirect URI shown, the others sent back with state', async () => {
+    const client = await register();
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const page = async (params: Record<string, string | undefined>) => {
+      const { url } = await authorizationUrl(client, params);
+      const res = await get(url, cookie);
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('location'), null);
+    };
+    await page({ client_id: 'mcpc_00000000000000000000000000000000' });
+    await page({ client_id: undefined });
+    await page({ redirect_uri: `${redirectUri}/other` });
+    await page({ redirect_uri: undefined });
+    const back = async (params: Record<string, string | undefined>, error: string) => {
+      const { url, state } = await authorizationUrl(client, params);
+      const res = await get(url, cookie);
+      assert.equal(res.status, 303, JSON.stringify(params));
+      const location = new URL(res.headers.get('location')!);
+      assert.equal(`${location.origin}${location.pathname}`, redirectUri);
+      assert.equal(location.searchParams.get('error'), error, JSON.stringify(params));
+      assert.equal(location.searchParams.get('state'), state);
+      assert.equal(location.searchParams.get('iss'), base);
+      assert.throws(() => oauth.validateAuthResponse(as, client, location, state));
+    };
+    await back({ response_type: 'token' }, 'unsupported_response_type');
+    await back({ code_challenge_method: 'plain' }, 'invalid_request');
+    await back({ code_challenge_method: undefined }, 'invalid_request');
+    await back({ code_challenge: 'short' }, 'invalid_request');
+    await back({ resource: undefined }, 'invalid_target');
+    await back({ resource: `${base}/mcp/v3/` }, 'invalid_target');
+    await back({ resource: `${base}/api/v2` }, 'invalid_target');
+    await back({ resource: 'https://elsewhere.example/mcp/v3' }, 'invalid_target');
+    await back({ resource: `${base}/mcp/v3/storefronts/sf_${'0'.repeat(32)}` }, 'invalid_target');
+    await back({ scope: 'adcp:admin' }, 'invalid_scope');
+  });
+
+  test('signed out: to the sign-in page and back; consent names app, resource and organization; CSRF and origin rules; deny', async () => {
+    const client = await register('Consent App');
+    const { url, state } = await authorizationUrl(client);
+    const signedOut = await get(url);
+    assert.equal(signedOut.status, 303);
+    const signIn = new URL(signedOut.headers.get('location')!, base);
+    assert.equal(signIn.pathname, '/sign-in');
+    assert.equal(signIn.searchParams.get('next'), `${url.pathname}${url.search}`);
+    assert.equal((await get(signIn)).status, 200);
+
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const pageRes = await get(url, cookie);
+    const csp = pageRes.headers.get('content-security-policy')!;
+    assert.match(csp, new RegExp(`form-action 'self' ${new URL(redirectUri).origin.replace(/\./g, '\\.')}`));
+    assert.equal(pageRes.headers.get('cache-control'), 'no-store');
+    const html = await pageRes.text();
+    assert.match(html, /Consent App/);
+    assert.ok(html.includes(buyerResource));
+    assert.ok(html.includes(h.demo.email));
+    const [org] = await db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.publicId, h.demo.organizationId));
+    assert.ok(html.includes(org!.name), 'the organization is named');
+    const form = consentForm(html);
+    assert.equal(form.organization, h.demo.organizationId);
+
+    // Rule 4: another origin is refused, whatever the form carries.
+    const foreign = await decide(
+      cookie,
+      { consent: form.consent!, decision: 'approve', organization: form.organization! },
+      'http://127.0.0.1:1',
+    );
+    assert.equal(foreign.status, 403);
+    // The consent token is bound to its session: another session of the same user cannot post it.
+    const other = await h.signIn(h.demo.email, h.demo.password);
+    const stolen = await decide(other, {
+      consent: form.consent!,
+      decision: 'approve',
+      organization: form.organization!,
+    });
+    assert.equal(stolen.status, 400);
+    // A tampered token is refused; so is an organization the user is not in.
+    const tampered = await decide(cookie, {
+      consent: `${form.consent!.slice(0, -2)}AA`,
+      decision: 'approve',
+      organization: form.organization!,
+    });
+    assert.equal(tampered.status, 400);
+    const notMine = await decide(cookie, {
+      consent: form.consent!,
+      decision: 'approve',
+      organization: `org_${'0'.repeat(32)}`,
+    });
+    assert.equal(notMine.status, 400);
+    // Without a session, no decision.
+    const anonymous = await fetch(`${base}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ consent: form.consent!, decision: 'approve' }).toString(),
+    });
+    assert.equal(anonymous.status, 401);
+    // The page expires.
+    clock.advance(601_000);
+    const late = await decide(cookie, {
+      consent: form.consent!,
+      decision: 'approve',
+      organization: form.organization!,
+    });
+    assert.equal(late.status, 400);
+
+    const fresh = consentForm(await (await get(url, cookie)).text());
+    const denied = await decide(cookie, { consent: fresh.consent!, decision: 'deny' });
+    assert.equal(denied.status, 303);
+    const location = new URL(denied.headers.get('location')!);
+    assert.equal(location.searchParams.get('error'), 'access_denied');
+    assert.equal(location.searchParams.get('state'), state);
+    const grants = await db
+      .select()
+      .from(mcpGrants)
+      .innerJoin(oauthClients, eq(oauthClients.id, mcpGrants.oauthClientId))
+      .where(eq(oauthClients.clientId, client.client_id));
+    assert.equal(grants.length, 0, 'nothing was granted');
+  });
+
+  test('code exchange: bound to client, redirect URI, verifier and resource; single use (a replay revokes what it issued); short-lived', async () => {
+    const client = await register();
+    const otherClient = await register('Other');
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const attempt = async (change: {
+      verifier?: string;
+      redirect?: string;
+      resource?: string;
+      client?: oauth.Client;
+    }) => {
+      const { url, verifier, state } = await authorizationUrl(client);
+      const params = oauth.validateAuthResponse(as, client, await approve(cookie, url), state);
+      const raw = new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: params.get('code')!,
+        client_id: (change.client ?? client).client_id,
+        code_verifier: change.verifier ?? verifier,
+        redirect_uri: change.redirect ?? redirectUri,
+        ...(change.resource === '' ? {} : { resource: change.resource ?? buyerResource }),
+      });
+      const post = () =>
+        fetch(as.token_endpoint!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: raw.toString(),
+        });
+      return { post, code: params.get('code')! };
+    };
+    for (const [change, error] of [
+      [{ verifier: oauth.generateRandomCodeVerifier() }, 'invalid_grant'],
+      [{ redirect: `${redirectUri}/x` }, 'invalid_grant'],
+      [{ resource: `${base}/mcp/v3/admin` }, 'invalid_grant'],
+      [{ resource: 'https://elsewhere.example/mcp/v3' }, 'invalid_target'],
+      [{ resource: '' }, 'invalid_target'],
+      [{ client: otherClient }, 'invalid_grant'],
+    ] as const) {
+      const { post } = await attempt(change);
+      assert.equal(await oauthError(await post()), error, JSON.stringify(change));
+    }
+
+    // A code used twice: the second use fails and revokes the credentials the first one got.
+    const { post } = await attempt({});
+    const first = await post();
+    assert.equal(first.status, 200);
+    const issued = (await first.json()) as {
+      access_token: string;
+      refresh_token: string;
+      expires_in: number;
+    };
+    assert.equal(issued.expires_in, 3600);
+    assert.equal((await grantOfAccess(issued.access_token)).revokedAt, null);
+    assert.equal(await oauthError(await post()), 'invalid_grant');
+    assert.notEqual((await grantOfAccess(issued.access_token)).revokedAt, null);
+    assert.equal(await refreshRevoked(issued.refresh_token), true);
+
+    // Codes live a minute.
+    const late = await attempt({});
+    clock.advance(61_000);
+    assert.equal(await oauthError(await late.post()), 'invalid_grant');
+  });
+
+  test('the connection: grant bound to user, client, exact resource and chosen organization; mcp_at_ refused on REST', async () => {
+    const client = await register('Bound App');
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const token = await connect(client, cookie);
+    assert.match(token.access_token, /^mcp_at_[A-Za-z0-9_-]{43}$/);
+    assert.match(token.refresh_token!, /^mcp_rt_[A-Za-z0-9_-]{43}$/);
+    assert.equal(token.token_type, 'bearer');
+    assert.equal(token.scope, 'adcp:buyer');
+    const { grant, expiresAt } = await grantOfAccess(token.access_token);
+    const [user] = await db.select().from(users).where(eq(users.email, h.demo.email));
+    const [org] = await db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.publicId, h.demo.organizationId));
+    assert.equal(grant.userId, user!.id);
+    assert.equal(grant.organizationId, org!.id);
+    assert.equal(grant.resource, buyerResource);
+    assert.equal(grant.lastRefreshedAt, null);
+    assert.equal(expiresAt!.getTime(), clock.nowMs() + 3600_000);
+    // The user's connected apps list it.
+    const apps = await h.session(cookie, { url: '/api/v2/connected-apps' });
+    const listed = (apps.json() as { data: { id: string; resource: string; appName: string }[] }).data;
+    assert.ok(
+      listed.some(
+        (a) => a.id === grant.publicId && a.resource === buyerResource && a.appName === 'Bound App',
+      ),
+    );
+    // REST routes refuse it (spec: MCP credentials are rejected on REST routes), and the refresh credential too.
+    for (const credential of [token.access_token, token.refresh_token!]) {
+      const rest = await h.bearer(credential, { url: '/api/v2/organizations' });
+      assert.equal(rest.statusCode, 401, credential.slice(0, 7));
+    }
+    // Approving again updates the one grant (no second connection).
+    await connect(client, cookie);
+    const grants = await db
+      .select()
+      .from(mcpGrants)
+      .where(and(eq(mcpGrants.oauthClientId, grant.oauthClientId), isNull(mcpGrants.revokedAt)));
+    assert.equal(grants.length, 1);
+  });
+
+  test('refresh: rotates, carries the same resource, updates last_refreshed_at; a replay past the grace window revokes the whole grant', async () => {
+    const client = await register();
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const first = await connect(client, cookie);
+    // The resource must be the grant's, exactly.
+    assert.equal(
+      await oauthError(await refreshRequest(client, first.refresh_token!, `${base}/mcp/v3/admin`)),
+      'invalid_grant',
+    );
+    assert.equal(
+      await oauthError(await refreshRequest(client, first.refresh_token!, 'https://elsewhere.example/x')),
+      'invalid_target',
+    );
+    clock.advance(5_000);
+    const second = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, first.refresh_token!),
+    );
+    assert.notEqual(second.refresh_token, first.refresh_token);
+    assert.notEqual(second.access_token, first.access_token);
+    const { grant } = await grantOfAccess(second.access_token);
+    assert.equal(grant.lastRefreshedAt!.getTime(), clock.nowMs());
+    // Within the grace window the rotated one still refreshes (a concurrent refresh that crossed).
+    clock.advance(20_000);
+    const sibling = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, first.refresh_token!),
+    );
+    assert.match(sibling.access_token, /^mcp_at_/);
+    // Past it, presenting the rotated one again is a replay: the grant and every credential under it end.
+    clock.advance(11_000);
+    assert.equal(await oauthError(await refreshRequest(client, first.refresh_token!)), 'invalid_grant');
+    const after = await grantOfAccess(second.access_token);
+    assert.notEqual(after.grant.revokedAt, null);
+    for (const t of [first, second, sibling]) {
+      assert.notEqual((await grantOfAccess(t.access_token)).revokedAt, null);
+      assert.equal(await refreshRevoked(t.refresh_token!), true);
+    }
+    assert.equal(await oauthError(await refreshRequest(client, second.refresh_token!)), 'invalid_grant');
+    // Another client cannot use a refresh credential.
+    const third = await connect(client, cookie);
+    const stranger = await register('Stranger');
+    assert.equal(await oauthError(await refreshRequest(stranger, third.refresh_token!)), 'invalid_grant');
+  });
+
+  test('two concurrent refreshes with one credential both succeed (grace window); the grant stays active', async () => {
+    const client = await register();
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const first = await connect(client, cookie);
+    const [a, b] = await Promise.all([
+      refreshRequest(client, first.refresh_token!),
+      refreshRequest(client, first.refresh_token!),
+    ]);
+    const ta = await oauth.processRefreshTokenResponse(as, client, a);
+    const tb = await oauth.processRefreshTokenResponse(as, client, b);
+    assert.notEqual(ta.refresh_token, tb.refresh_token);
+    const { grant } = await grantOfAccess(ta.access_token);
+    assert.equal(grant.revokedAt, null);
+    // Each new one keeps rotating.
+    await oauth.processRefreshTokenResponse(as, client, await refreshRequest(client, tb.refresh_token!));
+  });
+
+  test('rule 1: a connector authorized before resource binding is refused at the token endpoint and must authorize again', async () => {
+    const [user] = await db.select().from(users).where(eq(users.email, h.demo.email));
+    const legacy = await insertConnection(db, {
+      userPublicId: user!.publicId,
+      appName: 'Old connector',
+      resource: null,
+      firstConnectedAt: clock.now(),
+    });
+    const client: oauth.Client = { client_id: legacy.clientId, token_endpoint_auth_method: 'none' };
+    const res = await refreshRequest(client, legacy.refreshTokens[0]!);
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_grant');
+    assert.match(body.error_description, /authorize the app again/);
+  });
+
+  test('ends: not on browser sign-out or session expiry; on lost access, security sign-out and disconnect (both credentials at once)', async () => {
+    const client = await register();
+    // Browser sign-out does not end it.
+    let cookie = await h.signIn(h.demo.email, h.demo.password);
+    let token = await connect(client, cookie);
+    const signOut = await h.session(cookie, { method: 'POST', url: '/auth/sign-out' });
+    assert.equal(signOut.statusCode, 200, signOut.body);
+    token = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, token.refresh_token!),
+    );
+    // Session expiry (a week) does not either; the access credential expires after its hour, the refresh goes on.
+    cookie = await h.signIn(h.demo.email, h.demo.password);
+    clock.advance(8 * 24 * 3600_000);
+    assert.equal(
+      (await h.session(cookie, { url: '/api/v2/connected-apps' })).statusCode,
+      401,
+      'the session expired',
+    );
+    token = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, token.refresh_token!),
+    );
+    assert.equal((await grantOfAccess(token.access_token)).revokedAt, null);
+
+    // Disconnect in Connected apps: access and refresh credentials at once.
+    cookie = await h.signIn(h.demo.email, h.demo.password);
+    const { grant } = await grantOfAccess(token.access_token);
+    const disconnected = await h.session(cookie, {
+      method: 'DELETE',
+      url: `/api/v2/connected-apps/${grant.publicId}`,
+    });
+    assert.equal(disconnected.statusCode, 200, disconnected.body);
+    assert.notEqual((await grantOfAccess(token.access_token)).revokedAt, null);
+    assert.equal(await oauthError(await refreshRequest(client, token.refresh_token!)), 'invalid_grant');
+
+    // Security sign-out (operator, platform-wide).
+    token = await connect(client, await h.signIn(h.demo.email, h.demo.password));
+    const security = await h.ops({ method: 'POST', url: '/_ops/security-sign-out' });
+    assert.equal(security.statusCode, 200, security.body);
+    assert.notEqual((await grantOfAccess(token.access_token)).revokedAt, null);
+    assert.equal(await oauthError(await refreshRequest(client, token.refresh_token!)), 'invalid_grant');
+
+    // Lost access: the member removed from the grant's organization; the refresh ends the grant.
+    const orgId = await h.createOrganization('buyer', 'Leaving Co');
+    const userId = await h.addMember(orgId, 'leaver@example.com', 'member');
+    const leaver = await h.signInAccepted('leaver@example.com', STRONG_PASSWORD);
+    const leaverToken = await connect(client, leaver);
+    const leaverGrant = (await grantOfAccess(leaverToken.access_token)).grant;
+    const [orgRow] = await db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, leaverGrant.organizationId));
+    assert.equal(orgRow!.publicId, orgId);
+    const disabled = await h.ops({ method: 'POST', url: `/_ops/users/${userId}/disable` });
+    assert.ok(disabled.statusCode < 300, disabled.body);
+    assert.equal(await oauthError(await refreshRequest(client, leaverToken.refresh_token!)), 'invalid_grant');
+    assert.notEqual((await grantOfAccess(leaverToken.access_token)).grant.revokedAt, null);
+  });
+
+  test('revocation (RFC 7009): a refresh token with its access tokens; unknown and foreign tokens change nothing', async () => {
+    const client = await register();
+    const stranger = await register('Stranger');
+    const token = await connect(client, await h.signIn(h.demo.email, h.demo.password));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, stranger, oauth.None(), token.refresh_token!, insecure),
+    );
+    assert.equal(await refreshRevoked(token.refresh_token!), false);
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), 'mcp_rt_unknown', insecure),
+    );
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), token.refresh_token!, insecure),
+    );
+    assert.equal(await refreshRevoked(token.refresh_token!), true);
+    assert.notEqual((await grantOfAccess(token.access_token)).revokedAt, null);
+    const again = await connect(client, await h.signIn(h.demo.email, h.demo.password));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), again.access_token, insecure),
+    );
+    assert.notEqual((await grantOfAccess(again.access_token)).revokedAt, null);
+    assert.equal(await refreshRevoked(again.refresh_token!), false);
+  });
 });

@@ -96,16 +96,15 @@ export class McpTokens {
     const target = this.targetError(input.resource);
     if (target) return target;
     return this.db.transaction(async (tx) => {
-      const [row] = await tx
-        .select({ code: oauthAuthorizationCodes, grant: mcpGrants, clientId: oauthClients.clientId })
+      const [code] = await tx
+        .select()
         .from(oauthAuthorizationCodes)
-        .innerJoin(mcpGrants, eq(mcpGrants.id, oauthAuthorizationCodes.grantId))
-        .innerJoin(oauthClients, eq(oauthClients.id, mcpGrants.oauthClientId))
         .where(eq(oauthAuthorizationCodes.codeHash, hashApiKey(input.code!)))
-        .for('update', { of: oauthAuthorizationCodes });
+        .for('update');
+      const row = code && (await this.grantOf(tx, code.grantId, false));
       const invalid = failure('invalid_grant', 'The authorization code is invalid, expired or already used.');
-      if (!row) return invalid;
-      const { code, grant } = row;
+      if (!code || !row) return invalid;
+      const { grant } = row;
       if (code.usedAt !== null) {
         // A code used twice: what it issued is revoked (RFC 6749 section 4.1.2).
         await this.revokeFamily(tx, code.id);
@@ -156,12 +155,7 @@ export class McpTokens {
         .from(mcpRefreshTokens)
         .where(eq(mcpRefreshTokens.keyHash, hash));
       if (!found) return invalid;
-      const [row] = await tx
-        .select({ grant: mcpGrants, clientId: oauthClients.clientId })
-        .from(mcpGrants)
-        .innerJoin(oauthClients, eq(oauthClients.id, mcpGrants.oauthClientId))
-        .where(eq(mcpGrants.id, found.grantId))
-        .for('update', { of: mcpGrants });
+      const row = await this.grantOf(tx, found.grantId, true);
       const [token] = await tx
         .select()
         .from(mcpRefreshTokens)
@@ -247,6 +241,22 @@ export class McpTokens {
     if (!mcpTargetOfResource(this.publicUrl(), resource))
       return failure('invalid_target', 'resource is not the URI of an MCP endpoint of this service.');
     return undefined;
+  }
+
+  /** A grant with its client's `client_id`, the grant row locked when `lock` (no join under the lock). */
+  private async grantOf(
+    tx: Executor,
+    grantId: number,
+    lock: boolean,
+  ): Promise<{ grant: GrantRow; clientId: string } | undefined> {
+    const query = tx.select().from(mcpGrants).where(eq(mcpGrants.id, grantId));
+    const [grant] = lock ? await query.for('update') : await query;
+    if (!grant) return undefined;
+    const [client] = await tx
+      .select({ clientId: oauthClients.clientId })
+      .from(oauthClients)
+      .where(eq(oauthClients.id, grant.oauthClientId));
+    return { grant, clientId: client!.clientId };
   }
 
   /** Issues an access and a refresh credential under `grant`, in family `familyId`. */
