@@ -24,7 +24,7 @@ import {
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
-import { createMcpOAuth } from './mcp/oauth/index.ts';
+import { createMcpOAuth } from './mcp/index.ts';
 import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';

@@ -4,7 +4,7 @@ import { createAdmission } from '../admission/index.ts';
 import type { CarrierSimulator, Texting } from '../communications/index.ts';
 import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
-import type { McpOAuth } from '../mcp/oauth/index.ts';
+import type { McpOAuth } from '../mcp/index.ts';
 import type { OidcSimulator, SsoClient } from '../sso/index.ts';
 import { registerActivationRoutes } from './activation.ts';
 import { registerAdmissionRoutes } from './admission.ts';

@@ -20,16 +20,17 @@ import type { FastifyReply } from 'fastify';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { M2M_PERMISSIONS } from '../credentials/index.ts';
-import { MCP_ENDPOINTS, protectedResourceMetadataPath } from '../mcp/contract.ts';
 import {
   liveResourceOfPath,
+  MCP_ENDPOINTS,
   type McpOAuth,
   mcpAuthorizationServerMetadata,
   protectedResourceMetadata,
+  protectedResourceMetadataPath,
   RegistrationError,
-} from '../mcp/oauth/index.ts';
+} from '../mcp/index.ts';
 import { notFound, rateLimited } from '../media-buying-errors.ts';
-import { ErrorEnvelope } from '../media-buying-schemas.ts';
+import { ErrorEnvelope, security } from '../media-buying-schemas.ts';
 import {
   PAGE_HEADERS,
   renderAuthorizationErrorPage,
@@ -245,7 +246,7 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
         description:
           'Posted by the consent page with the browser session, from the UI origin only (spec rule 4); the consent ' +
           'token binds it to the request shown and to the session. 303 back to the app with `code` or `error`.',
-        security: [{ sessionCookie: [] }],
+        security,
         body: Type.Object(
           {
             consent: Type.String({ maxLength: 8000 }),
