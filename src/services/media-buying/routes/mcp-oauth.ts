@@ -199,7 +199,8 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
         response: {
           200: page,
           303: { description: 'To the sign-in page, or back to the app with an error.', type: 'null' },
-          400: page,
+          // An error page (text/html) for a request that cannot go back to the app; the envelope for malformed input.
+          400: ErrorEnvelope,
         },
       },
     },
@@ -255,9 +256,11 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
           },
           { additionalProperties: false },
         ),
+        produces: ['text/html'],
         response: {
           303: { description: 'Back to the app.', type: 'null' },
-          400: page,
+          // An error page (text/html) for a refused consent; the envelope for malformed input.
+          400: ErrorEnvelope,
           401: ErrorEnvelope,
           403: ErrorEnvelope,
         },
