@@ -713,6 +713,24 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.ok(disabled.statusCode < 300, disabled.body);
     assert.equal(await oauthError(await refreshRequest(client, leaverToken.refresh_token!)), 'invalid_grant');
     assert.notEqual((await grantOfAccess(leaverToken.access_token)).grant.revokedAt, null);
+
+    // Lost access by removal: an administrator removes the member from the grant's organization.
+    const removedId = await h.addMember(h.demo.organizationId, 'removed@example.com', 'member');
+    const removedToken = await connect(
+      client,
+      await h.signInAccepted('removed@example.com', STRONG_PASSWORD),
+    );
+    const admin = await h.signIn(h.demo.email, h.demo.password);
+    const removal = await h.session(admin, {
+      method: 'DELETE',
+      url: `/api/v2/organizations/current/members/${removedId}`,
+    });
+    assert.equal(removal.statusCode, 200, removal.body);
+    assert.equal(
+      await oauthError(await refreshRequest(client, removedToken.refresh_token!)),
+      'invalid_grant',
+    );
+    assert.notEqual((await grantOfAccess(removedToken.access_token)).grant.revokedAt, null);
   });
 
   test('revocation (RFC 7009): a refresh token with its access tokens; unknown and foreign tokens change nothing', async () => {
