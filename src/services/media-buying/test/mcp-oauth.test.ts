@@ -344,6 +344,26 @@ describe('media buying: OAuth for MCP connectors', () => {
         redirect_uris: ['http://evil.example/cb'],
       }),
     ]);
+    // A fetched document is not request input: text storage cannot take (NUL, lone surrogate) is refused, not a 500.
+    await refusedPage('/clients/nul-name.json', [
+      200,
+      JSON.stringify({
+        client_id: `${documentBase}/clients/nul-name.json`,
+        client_name: 'Evil\u0000App',
+        redirect_uris: [redirectUri],
+      }),
+    ]);
+    await refusedPage('/clients/surrogate-name.json', [
+      200,
+      `{"client_id":"${documentBase}/clients/surrogate-name.json","client_name":"Evil\\ud800App","redirect_uris":["${redirectUri}"]}`,
+    ]);
+    await refusedPage('/clients/nul-redirect.json', [
+      200,
+      JSON.stringify({
+        client_id: `${documentBase}/clients/nul-redirect.json`,
+        redirect_uris: [`${redirectUri}?x=\u0000`],
+      }),
+    ]);
     // A redirect URI not in the document is never redirected to.
     const { url: other } = await authorizationUrl(client, { redirect_uri: 'http://127.0.0.1:1/elsewhere' });
     assert.equal((await get(other, cookie)).status, 400);

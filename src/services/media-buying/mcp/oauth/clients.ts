@@ -21,6 +21,7 @@ import type { Clock } from '../../../../platform/clock.ts';
 import type { Db } from '../../../../platform/database.ts';
 import { prefixedHexId } from '../../../../platform/ids.ts';
 import type { OutboundHttp } from '../../../../platform/outbound-http.ts';
+import { unstorableTextReason } from '../../../../platform/storable-input.ts';
 import { oauthClients } from '../../db/schema.ts';
 
 /** Longest wait for a client ID metadata document, in milliseconds. */
@@ -128,6 +129,19 @@ function checkMetadata(metadata: Record<string, unknown>): {
   if (clientUri !== undefined && !/^https?:\/\//.test(clientUri))
     throw new RegistrationError('invalid_client_metadata', 'client_uri must be an http(s) URL.');
   const name = optionalString(metadata, 'client_name', 200) ?? new URL(uris[0] as string).host;
+  // A fetched metadata document is not request input: the platform's storable-input check never saw it.
+  for (const [field, text] of [
+    ['client_name', name],
+    ['client_uri', clientUri ?? ''],
+    ...uris.map((uri) => ['redirect_uris', uri as string]),
+  ]) {
+    const reason = unstorableTextReason(text as string);
+    if (reason !== undefined)
+      throw new RegistrationError(
+        field === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata',
+        `${field} ${reason}.`,
+      );
+  }
   return { name, redirectUris: uris as string[], clientUri };
 }
 
