@@ -180,7 +180,8 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
         description:
           'Signed out: 303 to the sign-in page, which comes back here. Signed in: the consent page (the app, the ' +
           'resource, the organization the connector will act in). Errors that can go back to the app are ' +
-          'redirected to its redirect URI (`error`, `state`, `iss`); an unknown client or redirect URI is shown.',
+          'redirected to its redirect URI (`error`, `state`, `iss`) once the user is signed in (RFC 9700 section ' +
+          '4.11.2: never an open redirector); an unknown client or redirect URI is shown.',
         security: [],
         querystring: Type.Object(
           {
@@ -208,8 +209,8 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
       const checked = await oauth.authorization.check(request.query);
       if (checked.kind === 'error_page')
         return sendPage(reply, renderAuthorizationErrorPage(checked.message), 400);
-      if (checked.kind === 'redirect')
-        return reply.code(303).headers(PAGE_HEADERS).header('location', checked.location).send(null);
+      // The user signs in before any error goes back to the redirect URI: open registration lets anyone list any
+      // redirect URI, so redirecting a signed-out visitor would make this an open redirector (RFC 9700 section 4.11.2).
       const caller = await ctx.sessionCaller(request);
       if (caller === null)
         return reply
@@ -217,6 +218,8 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
           .headers(PAGE_HEADERS)
           .header('location', `/sign-in?next=${encodeURIComponent(request.url)}`)
           .send(null);
+      if (checked.kind === 'redirect')
+        return reply.code(303).headers(PAGE_HEADERS).header('location', checked.location).send(null);
       const { request: authorization, client, resource } = checked;
       const organizations = await oauth.authorization.organizationsFor(caller.user!.id, resource);
       const html = renderConsentPage({
