@@ -157,9 +157,14 @@ describe('media buying: OAuth for MCP connectors', () => {
   };
 
   /** A refresh with oauth4webapi, returning the raw response. */
-  const refreshRequest = (client: oauth.Client, refreshToken: string, resource = buyerResource) =>
+  /** A refresh request; `resource` null sends none (a connector from before resource binding). */
+  const refreshRequest = (
+    client: oauth.Client,
+    refreshToken: string,
+    resource: string | null = buyerResource,
+  ) =>
     oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, {
-      additionalParameters: { resource },
+      additionalParameters: resource === null ? {} : { resource },
       ...insecure,
     });
 
@@ -403,6 +408,14 @@ describe('media buying: OAuth for MCP connectors', () => {
     await back({ resource: 'https://elsewhere.example/mcp/v3' }, 'invalid_target');
     await back({ resource: `${base}/mcp/v3/storefronts/sf_${'0'.repeat(32)}` }, 'invalid_target');
     await back({ scope: 'adcp:admin' }, 'invalid_scope');
+    // Signed out, an error never goes to the redirect URI (anyone can register one: RFC 9700 section 4.11.2): the
+    // visitor signs in first.
+    for (const params of [{ response_type: 'token' }, { resource: 'https://elsewhere.example/mcp/v3' }]) {
+      const { url } = await authorizationUrl(client, params);
+      const res = await get(url);
+      assert.equal(res.status, 303);
+      assert.equal(new URL(res.headers.get('location')!, base).pathname, '/sign-in');
+    }
   });
 
   test('signed out: to the sign-in page and back; consent names app, resource and organization; CSRF and origin rules; deny', async () => {
@@ -606,6 +619,10 @@ describe('media buying: OAuth for MCP connectors', () => {
       await oauthError(await refreshRequest(client, first.refresh_token!, 'https://elsewhere.example/x')),
       'invalid_target',
     );
+    assert.equal(
+      await oauthError(await refreshRequest(client, first.refresh_token!, null)),
+      'invalid_target',
+    );
     clock.advance(5_000);
     const second = await oauth.processRefreshTokenResponse(
       as,
@@ -666,11 +683,15 @@ describe('media buying: OAuth for MCP connectors', () => {
       firstConnectedAt: clock.now(),
     });
     const client: oauth.Client = { client_id: legacy.clientId, token_endpoint_auth_method: 'none' };
-    const res = await refreshRequest(client, legacy.refreshTokens[0]!);
-    assert.equal(res.status, 400);
-    const body = (await res.json()) as { error: string; error_description: string };
-    assert.equal(body.error, 'invalid_grant');
-    assert.match(body.error_description, /authorize the app again/);
+    // Such a connector sends no resource (it predates RFC 8707 here), or one: either way invalid_grant, never
+    // invalid_target.
+    for (const resource of [null, buyerResource]) {
+      const res = await refreshRequest(client, legacy.refreshTokens[0]!, resource);
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_grant', String(resource));
+      assert.match(body.error_description, /authorize the app again/);
+    }
   });
 
   test('ends: not on browser sign-out or session expiry; on lost access, security sign-out and disconnect (both credentials at once)', async () => {

@@ -143,8 +143,6 @@ export class McpTokens {
   }): Promise<TokenAnswer | TokenFailure> {
     if (!input.refreshToken || !input.clientId)
       return failure('invalid_request', 'refresh_token and client_id are required.');
-    const target = this.targetError(input.resource);
-    if (target) return target;
     const invalid = failure('invalid_grant', 'The refresh token is invalid, expired or revoked.');
     if (!REFRESH_FORMAT.test(input.refreshToken)) return invalid;
     const hash = hashApiKey(input.refreshToken);
@@ -169,6 +167,10 @@ export class McpTokens {
           'invalid_grant',
           'This connection was authorized before resource binding: authorize the app again (spec rule 1).',
         );
+      // Only a bound grant's refresh is checked for its resource: a connector authorized before resource binding
+      // does not send one, and must be told to authorize again (above), not that resource is missing.
+      const target = this.targetError(input.resource);
+      if (target) return target;
       if (grant.revokedAt !== null || token!.revokedAt !== null) return invalid;
       if (token!.expiresAt && token!.expiresAt.getTime() <= this.clock.nowMs()) return invalid;
       if (input.resource !== grant.resource)
