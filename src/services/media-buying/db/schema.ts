@@ -711,7 +711,7 @@ export const mcpGrants = mediaBuyingSchema.table(
   (t) => [
     index('mcp_grants_user_idx').on(t.userId),
     uniqueIndex('mcp_grants_active_uq')
-      .on(t.userId, t.oauthClientId, t.resource)
+      .on(t.userId, t.oauthClientId, t.resource, t.organizationId)
       .where(sql`${t.revokedAt} is null`),
   ],
 );

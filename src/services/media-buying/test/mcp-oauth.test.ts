@@ -140,9 +140,14 @@ describe('media buying: OAuth for MCP connectors', () => {
   };
 
   /** Authorizes and exchanges the code: a fresh connection of the demo user to `resource`. */
-  const connect = async (client: oauth.Client, cookie: string, resource = buyerResource) => {
+  const connect = async (
+    client: oauth.Client,
+    cookie: string,
+    resource = buyerResource,
+    organization?: string,
+  ) => {
     const { url, verifier, state } = await authorizationUrl(client, { resource });
-    const callback = await approve(cookie, url);
+    const callback = await approve(cookie, url, organization);
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const response = await oauth.authorizationCodeGrantRequest(
       as,
@@ -156,7 +161,6 @@ describe('media buying: OAuth for MCP connectors', () => {
     return oauth.processAuthorizationCodeResponse(as, client, response);
   };
 
-  /** A refresh with oauth4webapi, returning the raw response. */
   /** A refresh request; `resource` null sends none (a connector from before resource binding). */
   const refreshRequest = (
     client: oauth.Client,
@@ -604,6 +608,53 @@ describe('media buying: OAuth for MCP connectors', () => {
       .from(mcpGrants)
       .where(and(eq(mcpGrants.oauthClientId, grant.oauthClientId), isNull(mcpGrants.revokedAt)));
     assert.equal(grants.length, 1);
+
+    // Approving again in another organization (another installation sharing the client_id) is another grant: the
+    // credentials issued under the first consent keep acting in the organization it named.
+    const otherOrg = await h.createOrganization('buyer', 'Other Installation Co');
+    await h.addMember(h.demo.organizationId, 'two-orgs@example.com', 'member');
+    await h.addMember(otherOrg, 'two-orgs@example.com', 'member');
+    const twoOrgs = await h.signInAccepted('two-orgs@example.com', STRONG_PASSWORD);
+    const inA = await connect(client, twoOrgs, buyerResource, h.demo.organizationId);
+    const pending = await authorizationUrl(client);
+    const pendingCode = await approve(twoOrgs, pending.url, h.demo.organizationId);
+    const inB = await connect(client, twoOrgs, buyerResource, otherOrg);
+    const grantA = (await grantOfAccess(inA.access_token)).grant;
+    const grantB = (await grantOfAccess(inB.access_token)).grant;
+    assert.equal(
+      grantA.organizationId,
+      org!.id,
+      'the first credentials stay in the organization consented to',
+    );
+    assert.notEqual(grantB.id, grantA.id);
+    assert.equal(grantB.revokedAt, null);
+    const [orgB] = await db.select().from(organizations).where(eq(organizations.publicId, otherOrg));
+    assert.equal(grantB.organizationId, orgB!.id);
+    // A code approved for the first organization, exchanged after the second approval, still acts in the first.
+    const params = oauth.validateAuthResponse(as, client, pendingCode, pending.state);
+    const fromPending = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        oauth.None(),
+        params,
+        redirectUri,
+        pending.verifier,
+        {
+          additionalParameters: { resource: buyerResource },
+          ...insecure,
+        },
+      ),
+    );
+    assert.equal((await grantOfAccess(fromPending.access_token)).grant.organizationId, org!.id);
+    const refreshedA = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, inA.refresh_token!),
+    );
+    assert.equal((await grantOfAccess(refreshedA.access_token)).grant.organizationId, org!.id);
   });
 
   test('refresh: rotates, carries the same resource, updates last_refreshed_at; a replay past the grace window revokes the whole grant', async () => {

@@ -261,9 +261,11 @@ export class McpAuthorization {
         firstConnectedAt: now,
       })
       .onConflictDoUpdate({
-        target: [mcpGrants.userId, mcpGrants.oauthClientId, mcpGrants.resource],
+        // Another organization is another grant: the credentials already issued keep acting in the organization
+        // their consent named (one client_id may be shared by every installation of an app).
+        target: [mcpGrants.userId, mcpGrants.oauthClientId, mcpGrants.resource, mcpGrants.organizationId],
         targetWhere: sql`${mcpGrants.revokedAt} is null`,
-        set: { organizationId: organization.id, scope: request.scope },
+        set: { scope: request.scope },
       })
       .returning({ id: mcpGrants.id });
     const code = randomToken(32);

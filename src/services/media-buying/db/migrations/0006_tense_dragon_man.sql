@@ -1,0 +1,2 @@
+DROP INDEX "media_buying"."mcp_grants_active_uq";--> statement-breakpoint
+CREATE UNIQUE INDEX "mcp_grants_active_uq" ON "media_buying"."mcp_grants" USING btree ("user_id","oauth_client_id","resource","organization_id") WHERE "media_buying"."mcp_grants"."revoked_at" is null;
