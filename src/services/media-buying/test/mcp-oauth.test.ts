@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import * as oauth from 'oauth4webapi';
 import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
@@ -847,5 +847,87 @@ describe('media buying: OAuth for MCP connectors', () => {
     );
     assert.notEqual((await grantOfAccess(again.access_token)).revokedAt, null);
     assert.equal(await refreshRevoked(again.refresh_token!), false);
+  });
+
+  /** Resolves once another backend of this test database waits on a row lock (the race under test reached it). */
+  const someoneWaitsOnALock = async () => {
+    for (let i = 0; i < 2000; i++) {
+      const { rows } = await db.execute<{ n: number }>(
+        sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      if (rows[0]!.n > 0) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.fail('nothing waited on the lock');
+  };
+
+  test('races: a code exchanged while its grant is disconnected, and a refresh during the security sign-out, leave no live credential', async () => {
+    const client = await register('Racing App');
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const pending = await authorizationUrl(client);
+    const callback = await approve(cookie, pending.url);
+    const params = oauth.validateAuthResponse(as, client, callback, pending.state);
+    const [grant] = await db
+      .select()
+      .from(mcpGrants)
+      .innerJoin(oauthClients, eq(oauthClients.id, mcpGrants.oauthClientId))
+      .where(and(eq(oauthClients.clientId, client.client_id), isNull(mcpGrants.revokedAt)));
+    // Disconnect (its statements, in its order: the grant locked, then its credentials revoked) while the code is
+    // exchanged: the exchange waits for the grant and then finds it revoked.
+    let exchange: Promise<Response> | undefined;
+    await db.transaction(async (tx) => {
+      await tx.select().from(mcpGrants).where(eq(mcpGrants.id, grant!.mcp_grants.id)).for('update');
+      exchange = oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        oauth.None(),
+        params,
+        redirectUri,
+        pending.verifier,
+        { additionalParameters: { resource: buyerResource }, ...insecure },
+      );
+      await someoneWaitsOnALock();
+      await tx
+        .update(mcpGrants)
+        .set({ revokedAt: clock.now() })
+        .where(eq(mcpGrants.id, grant!.mcp_grants.id));
+      await tx
+        .update(mcpAccessTokens)
+        .set({ revokedAt: clock.now() })
+        .where(eq(mcpAccessTokens.grantId, grant!.mcp_grants.id));
+      await tx
+        .update(mcpRefreshTokens)
+        .set({ revokedAt: clock.now() })
+        .where(eq(mcpRefreshTokens.grantId, grant!.mcp_grants.id));
+    });
+    assert.equal(await oauthError(await exchange!), 'invalid_grant');
+    const live = await db
+      .select()
+      .from(mcpAccessTokens)
+      .where(and(eq(mcpAccessTokens.grantId, grant!.mcp_grants.id), isNull(mcpAccessTokens.revokedAt)));
+    assert.equal(live.length, 0, 'no live access credential under a disconnected grant');
+
+    // A refresh holding its grant's lock issues credentials while the security sign-out runs: the sign-out takes the
+    // grants first, so it waits for the refresh and then revokes what it issued.
+    const token = await connect(client, await h.signIn(h.demo.email, h.demo.password));
+    const { grant: bound } = await grantOfAccess(token.access_token);
+    let signOut: Promise<{ statusCode: number; body: string }> | undefined;
+    await db.transaction(async (tx) => {
+      await tx.select().from(mcpGrants).where(eq(mcpGrants.id, bound.id)).for('update');
+      signOut = h.ops({ method: 'POST', url: '/_ops/security-sign-out' });
+      await someoneWaitsOnALock();
+      await tx.insert(mcpRefreshTokens).values({
+        keyHash: hashApiKey('mcp_rt_issued_by_the_racing_refresh'),
+        hint: 'racing',
+        createdAt: clock.now(),
+        expiresAt: null,
+        grantId: bound.id,
+        familyId: null,
+      });
+    });
+    const ended = await signOut!;
+    assert.ok(ended.statusCode < 300, ended.body);
+    assert.equal(await refreshRevoked('mcp_rt_issued_by_the_racing_refresh'), true);
   });
 });

@@ -101,7 +101,10 @@ export class McpTokens {
         .from(oauthAuthorizationCodes)
         .where(eq(oauthAuthorizationCodes.codeHash, hashApiKey(input.code!)))
         .for('update');
-      const row = code && (await this.grantOf(tx, code.grantId, false));
+      // The grant is locked (order: code, then grant; a disconnection never locks codes): a disconnection running
+      // now either finishes first (the grant is then seen revoked) or waits for this exchange and revokes what it
+      // issued. Unlocked, credentials inserted concurrently would escape the disconnection's revocation.
+      const row = code && (await this.grantOf(tx, code.grantId, true));
       const invalid = failure('invalid_grant', 'The authorization code is invalid, expired or already used.');
       if (!code || !row) return invalid;
       const { grant } = row;
