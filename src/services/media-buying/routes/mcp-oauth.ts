@@ -241,14 +241,22 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
   app.post(
     '/oauth/authorize',
     {
-      onRequest: ctx.authenticated({ interactive: true, organization: false, termsExempt: true }),
+      // The consent page is served by this service (its own origin), so its post comes from there; the UI origin is
+      // accepted too, any other origin refused (the session-bound consent token is the CSRF defence).
+      onRequest: ctx.authenticated({
+        interactive: true,
+        organization: false,
+        termsExempt: true,
+        serviceForm: true,
+      }),
       config: { formBody: true },
       schema: {
         operationId: 'decideMcpConnectorConsent',
         tags,
         summary: "The consent page's decision: allow (a grant and a one-time code) or deny",
         description:
-          'Posted by the consent page with the browser session, from the UI origin only (spec rule 4); the consent ' +
+          "Posted by the consent page with the browser session, from this service's own origin (which serves the " +
+          'page) or the UI origin, with an `Origin` header (spec rule 4: any other origin is 403); the consent ' +
           'token binds it to the request shown and to the session. 303 back to the app with `code` or `error`.',
         security,
         body: Type.Object(

@@ -931,3 +931,82 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.equal(await refreshRevoked('mcp_rt_issued_by_the_racing_refresh'), true);
   });
 });
+
+describe('media buying: OAuth for MCP connectors with a UI on another origin (MEDIA_BUYING_UI_ORIGIN)', () => {
+  const clock = new ManualClock(new Date());
+  const uiOrigin = 'https://app.media-buying.example';
+  let h: MediaBuyingHarness;
+  let base: string;
+  before(async () => {
+    h = await startMediaBuying({ clock, listen: true, env: { MEDIA_BUYING_UI_ORIGIN: uiOrigin } });
+    base = baseUrlOf(h.platform.app('media-buying'));
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  test('the consent page (served by the service) posts from its own origin or the UI origin, nothing else', async () => {
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const registered = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Split Origin App', redirect_uris: [redirectUri] }),
+    });
+    assert.equal(registered.status, 201);
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const consent = async () => {
+      const url = new URL(`${base}/oauth/authorize`);
+      const verifier = oauth.generateRandomCodeVerifier();
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id,
+        redirect_uri: redirectUri,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        resource: `${base}/mcp/v3`,
+        state: 'split',
+      }))
+        url.searchParams.set(k, v);
+      const page = await fetch(url, { redirect: 'manual', headers: { cookie } });
+      assert.equal(page.status, 200);
+      const html = await page.text();
+      assert.match(html, /action="\/oauth\/authorize"/, 'the form posts to this service');
+      return {
+        consent: /name="consent" value="([^"]+)"/.exec(html)![1]!,
+        organization: /<option value="([^"]+)" selected>/.exec(html)![1]!,
+        decision: 'approve',
+      };
+    };
+    const post = async (origin: string | undefined) =>
+      fetch(`${base}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie,
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(origin === undefined ? {} : { origin }),
+        },
+        body: new URLSearchParams(await consent()).toString(),
+      });
+    // The browser posts the page's form with the service's own origin: accepted.
+    const own = await post(new URL(base).origin);
+    assert.equal(own.status, 303, await own.clone().text());
+    assert.equal(new URL(own.headers.get('location')!).searchParams.get('state'), 'split');
+    assert.ok(new URL(own.headers.get('location')!).searchParams.get('code'));
+    // The UI origin too.
+    assert.equal((await post(uiOrigin)).status, 303);
+    // Any other origin, or none with the session cookie: 403 (rule 4).
+    for (const origin of ['https://evil.example', 'http://127.0.0.1:1', undefined]) {
+      const res = await post(origin);
+      assert.equal(res.status, 403, String(origin));
+    }
+    // The service's own origin is accepted for this form only: another session route still wants the UI origin.
+    const rest = await fetch(`${base}/api/v2/user-api-keys`, {
+      method: 'POST',
+      headers: { cookie, origin: new URL(base).origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'x' }),
+    });
+    assert.equal(rest.status, 403);
+  });
+});
