@@ -53,6 +53,11 @@ const page = { description: 'HTML page', type: 'string' } as const;
 
 /** Registration requests per minute per client address. */
 const REGISTRATIONS_PER_MINUTE = 30;
+/**
+ * Authorization requests per minute per client address: the endpoint is open and may fetch a client ID metadata
+ * document (up to 5 s each), so it is bounded like registration, with room for a person's retries.
+ */
+const AUTHORIZATIONS_PER_MINUTE = 120;
 
 /** Registers the OAuth routes of MCP connectors (module comment). */
 export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext, oauth: McpOAuth): void {
@@ -129,6 +134,13 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
       rateLimited('Too many client registrations from this address; retry later.', retryAfterSeconds),
   });
 
+  const authorizationLimit = perMinuteLimit(app, {
+    max: () => AUTHORIZATIONS_PER_MINUTE,
+    bucket: (request) => `oauth-authorize:${request.ip}`,
+    exceeded: (retryAfterSeconds) =>
+      rateLimited('Too many authorization requests from this address; retry later.', retryAfterSeconds),
+  });
+
   app.post(
     '/oauth/register',
     {
@@ -173,6 +185,7 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
   app.get(
     '/oauth/authorize',
     {
+      onRequest: [authorizationLimit],
       schema: {
         operationId: 'authorizeMcpConnector',
         tags,
@@ -202,6 +215,7 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
           303: { description: 'To the sign-in page, or back to the app with an error.', type: 'null' },
           // An error page (text/html) for a request that cannot go back to the app; the envelope for malformed input.
           400: ErrorEnvelope,
+          429: ErrorEnvelope,
         },
       },
     },

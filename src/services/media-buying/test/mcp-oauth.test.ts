@@ -849,6 +849,18 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.equal(await refreshRevoked(again.refresh_token!), false);
   });
 
+  test('the authorization endpoint (open, it may fetch a metadata document) is limited per client address like registration', async () => {
+    const url = `/oauth/authorize?client_id=mcpc_${'0'.repeat(32)}`;
+    const from = (remoteAddress: string) => h.call({ url, remoteAddress });
+    for (let i = 0; i < 120; i++)
+      assert.notEqual((await from('198.51.100.7')).statusCode, 429, `request ${i + 1}`);
+    const limited = await from('198.51.100.7');
+    assert.equal(limited.statusCode, 429);
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+    assert.equal((limited.json() as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    assert.notEqual((await from('198.51.100.8')).statusCode, 429, 'another address has its own budget');
+  });
+
   /** Resolves once another backend of this test database waits on a row lock (the race under test reached it). */
   const someoneWaitsOnALock = async () => {
     for (let i = 0; i < 2000; i++) {
