@@ -770,8 +770,21 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
     /** The authorization code whose exchange started this credential's family (null: issued before families). */
     familyId: ref('family_id').references(() => oauthAuthorizationCodes.id),
     rotatedAt: at('rotated_at'),
+    /**
+     * The refresh credential whose use issued this one (null: issued by a code exchange). Several credentials share a
+     * parent when it was used again within the grace window; the first of them used supersedes the others.
+     */
+    parentId: ref('parent_id'),
+    /**
+     * When a sibling (same parent) was used first: this one is then a tripwire, its use a replay that revokes the
+     * grant (the grace window can never fork a second live lineage).
+     */
+    supersededAt: at('superseded_at'),
   },
-  (t) => [index('mcp_refresh_tokens_grant_idx').on(t.grantId)],
+  (t) => [
+    index('mcp_refresh_tokens_grant_idx').on(t.grantId),
+    index('mcp_refresh_tokens_parent_idx').on(t.parentId),
+  ],
 );
 
 /** Part 2's tables (catalog, buying records, discovery, activation sandbox). */

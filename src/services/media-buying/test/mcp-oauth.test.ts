@@ -725,6 +725,41 @@ describe('media buying: OAuth for MCP connectors', () => {
     await oauth.processRefreshTokenResponse(as, client, await refreshRequest(client, tb.refresh_token!));
   });
 
+  test('the grace window never forks a lineage replay detection cannot see', async () => {
+    const client = await register();
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    // A rotated credential replayed within the window, after its successor was used: a replay (the grant ends).
+    const first = await connect(client, cookie);
+    const second = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, first.refresh_token!),
+    );
+    await oauth.processRefreshTokenResponse(as, client, await refreshRequest(client, second.refresh_token!));
+    clock.advance(5_000);
+    assert.equal(await oauthError(await refreshRequest(client, first.refresh_token!)), 'invalid_grant');
+    assert.notEqual((await grantOfAccess(second.access_token)).grant.revokedAt, null);
+
+    // Two answers to one rotation (a concurrent refresh, or a thief inside the window): the first one used supersedes
+    // the other, and presenting that other later, even within the window, ends the grant.
+    const again = await connect(client, cookie);
+    const [a, b] = await Promise.all([
+      refreshRequest(client, again.refresh_token!),
+      refreshRequest(client, again.refresh_token!),
+    ]);
+    const ta = await oauth.processRefreshTokenResponse(as, client, a);
+    const tb = await oauth.processRefreshTokenResponse(as, client, b);
+    const tc = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshRequest(client, tb.refresh_token!),
+    );
+    assert.equal((await grantOfAccess(tc.access_token)).grant.revokedAt, null);
+    assert.equal(await oauthError(await refreshRequest(client, ta.refresh_token!)), 'invalid_grant');
+    assert.notEqual((await grantOfAccess(tc.access_token)).grant.revokedAt, null);
+    assert.equal(await refreshRevoked(tc.refresh_token!), true);
+  });
+
   test('rule 1: a connector authorized before resource binding is refused at the token endpoint and must authorize again', async () => {
     const [user] = await db.select().from(users).where(eq(users.email, h.demo.email));
     const legacy = await insertConnection(db, {

@@ -7,9 +7,12 @@
  *   (RFC 6749 section 4.1.2: its family).
  * - `refresh_token`: rotating. Each use revokes the presented `mcp_rt_` by marking it rotated and issues a new pair;
  *   `resource` must be the grant's exactly (rule 3). A rotated refresh credential presented again within
- *   {@link REFRESH_GRACE_SECONDS} of its rotation is a concurrent refresh (two requests of one client crossing) and
- *   gets a new pair too; presented later, it is a replay: the grant and every credential under it are revoked (the
- *   whole grant family; the user must connect the app again). A grant authorized before resource binding (no
+ *   {@link REFRESH_GRACE_SECONDS} of its rotation, while none of the credentials it issued has been used yet, is a
+ *   concurrent refresh (two requests of one client crossing) and gets a new pair too, a sibling of the first: the
+ *   first sibling used supersedes the others, and presenting a superseded sibling is a replay. Presented later, or
+ *   after one of its successors was used, a rotated credential is a replay: the grant and every credential under it
+ *   are revoked (the whole grant family; the user must connect the app again). So the grace window never forks a
+ *   second lineage that replay detection cannot see. A grant authorized before resource binding (no
  *   `resource`) is refused (rule 1), and so is one whose user lost active access to the grant's organization (that
  *   ends the grant: rule 2). `last_refreshed_at` of the grant is updated.
  * - Every failure of a grant is `invalid_grant` (RFC 6749 section 5.2); a `resource` that is no MCP endpoint's URI at
@@ -20,7 +23,7 @@
  * use replaces it. Both are opaque (`<prefix>` + 43 characters) and stored as SHA-256 (access credentials through the
  * credential kit's `mcpAccessTokens` store, so a revocation reaches every instance's cache at once).
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, ne } from 'drizzle-orm';
 import type { Clock } from '../../../../platform/clock.ts';
 import {
   constantTimeEqual,
@@ -68,6 +71,7 @@ const REFRESH_FORMAT = new RegExp(`^${PREFIX.mcpRefresh}[A-Za-z0-9_-]{43}$`);
 const VERIFIER_FORMAT = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 type GrantRow = typeof mcpGrants.$inferSelect;
+type RefreshRow = typeof mcpRefreshTokens.$inferSelect;
 
 /** The token and revocation endpoints (module comment). */
 export class McpTokens {
@@ -181,10 +185,7 @@ export class McpTokens {
       if (input.scope?.split(' ').some((s) => s !== '' && s !== grant.scope))
         return failure('invalid_scope', `The scope of this connection is ${grant.scope}.`);
       const now = this.clock.now();
-      if (
-        token!.rotatedAt !== null &&
-        now.getTime() - token!.rotatedAt.getTime() > REFRESH_GRACE_SECONDS * 1000
-      ) {
+      if (await this.isReplay(tx, token!, now)) {
         // A replayed refresh credential: someone else may hold the family; end the whole grant.
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', 'The refresh token was already used: the connection is revoked.');
@@ -194,11 +195,41 @@ export class McpTokens {
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', "The user no longer has active access to the grant's organization.");
       }
-      if (token!.rotatedAt === null)
+      if (token!.rotatedAt === null) {
         await tx.update(mcpRefreshTokens).set({ rotatedAt: now }).where(eq(mcpRefreshTokens.id, token!.id));
+        // Its siblings (issued to a concurrent refresh of the same parent) are superseded: tripwires from now on.
+        if (token!.parentId !== null)
+          await tx
+            .update(mcpRefreshTokens)
+            .set({ supersededAt: now })
+            .where(
+              and(
+                eq(mcpRefreshTokens.parentId, token!.parentId),
+                ne(mcpRefreshTokens.id, token!.id),
+                isNull(mcpRefreshTokens.rotatedAt),
+                isNull(mcpRefreshTokens.supersededAt),
+              ),
+            );
+      }
       await tx.update(mcpGrants).set({ lastRefreshedAt: now }).where(eq(mcpGrants.id, grant.id));
-      return this.issuePair(tx, grant, token!.familyId);
+      return this.issuePair(tx, grant, token!.familyId, token!.id);
     });
+  }
+
+  /**
+   * Whether presenting `token` (locked, with its grant) is a replay: it was superseded by a sibling, or it was rotated
+   * more than {@link REFRESH_GRACE_SECONDS} ago, or one of the credentials its rotation issued was used already.
+   */
+  private async isReplay(tx: Executor, token: RefreshRow, now: Date): Promise<boolean> {
+    if (token.supersededAt !== null) return true;
+    if (token.rotatedAt === null) return false;
+    if (now.getTime() - token.rotatedAt.getTime() > REFRESH_GRACE_SECONDS * 1000) return true;
+    const [usedSuccessor] = await tx
+      .select({ id: mcpRefreshTokens.id })
+      .from(mcpRefreshTokens)
+      .where(and(eq(mcpRefreshTokens.parentId, token.id), isNotNull(mcpRefreshTokens.rotatedAt)))
+      .limit(1);
+    return usedSuccessor !== undefined;
   }
 
   /**
@@ -264,8 +295,13 @@ export class McpTokens {
     return { grant, clientId: client!.clientId };
   }
 
-  /** Issues an access and a refresh credential under `grant`, in family `familyId`. */
-  private async issuePair(tx: Executor, grant: GrantRow, familyId: number | null): Promise<TokenAnswer> {
+  /** Issues an access and a refresh credential under `grant`, in family `familyId`, issued by refresh credential `parentId`. */
+  private async issuePair(
+    tx: Executor,
+    grant: GrantRow,
+    familyId: number | null,
+    parentId: number | null = null,
+  ): Promise<TokenAnswer> {
     const now = this.clock.now();
     const access = await this.stores.mcpAccessTokens.issue(tx, {
       expiresAt: new Date(now.getTime() + ACCESS_TOKEN_SECONDS * 1000),
@@ -279,6 +315,7 @@ export class McpTokens {
       expiresAt: null,
       grantId: grant.id,
       familyId,
+      parentId,
     });
     return {
       access_token: access.key,
