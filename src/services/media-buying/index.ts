@@ -24,7 +24,7 @@ import {
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
-import { createMcp, type McpSessions } from './mcp/index.ts';
+import { createMcp, createMcpOAuth, type McpSessions } from './mcp/index.ts';
 import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
@@ -194,6 +194,15 @@ export const mediaBuyingService: ServiceDefinition = {
         : new DeterministicDraftingAgent(),
       logger: ctx.logger,
     });
+    const mcpOAuth = createMcpOAuth({
+      db: ctx.db,
+      clock: ctx.clock,
+      secrets: ctx.secrets,
+      outbound: ctx.outbound,
+      allowLoopbackHttp: ctx.config.outboundAllowPrivate,
+      stores: credentials.stores,
+      publicUrl,
+    });
     const webhookSecret = textingConfig.webhookSecret
       ? Buffer.from(textingConfig.webhookSecret, 'utf8')
       : ctx.secrets.deriveKey('media-buying:carrier-webhook');
@@ -219,6 +228,7 @@ export const mediaBuyingService: ServiceDefinition = {
           delivery,
           texting: { texting, simulator: carrier, webhookSecret },
           mcp: mcp.transport,
+          mcpOAuth,
         });
       },
       tasks: [

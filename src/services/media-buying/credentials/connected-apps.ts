@@ -24,8 +24,11 @@ export interface ConnectedAppView {
   appName: string;
   /** The connector's OAuth `client_id`. */
   clientId: string;
-  /** The exact MCP resource URI the connection is bound to (RFC 8707). */
-  resource: string;
+  /**
+   * The exact MCP resource URI the connection is bound to (RFC 8707); null for a connector authorized before resource
+   * binding (spec rule 1: it must authorize again).
+   */
+  resource: string | null;
   /** The scope granted (space-separated). */
   scope: string;
   /** When the user first approved the connector for this resource (ISO 8601). */

@@ -654,18 +654,31 @@ export const accountSignups = mediaBuyingSchema.table('account_signups', {
   createdAt: at('created_at').notNull(),
 });
 
-/** OAuth clients of MCP connectors (dynamic client registration, part 3). */
+/** How an OAuth client of an MCP connector came to be known (`mcp/oauth/clients.ts`). */
+export const OAUTH_CLIENT_KINDS = ['dynamic', 'metadata_document'] as const;
+
+/**
+ * OAuth clients of MCP connectors: registered dynamically (RFC 7591, `client_id` `mcpc_...`) or known by their client
+ * ID metadata document (the `client_id` is the https URL of the document, fetched and cached: `metadataFetchedAt`).
+ * Public clients (`token_endpoint_auth_method` `none`, PKCE).
+ */
 export const oauthClients = mediaBuyingSchema.table('oauth_clients', {
   id: id(),
   clientId: text('client_id').notNull().unique(),
   name: text('name').notNull(),
   redirectUris: text('redirect_uris').array().notNull(),
+  kind: text('kind', { enum: OAUTH_CLIENT_KINDS }).notNull().default('dynamic'),
+  /** The client's home page (`client_uri`), shown on the consent page when given. */
+  clientUri: text('client_uri'),
+  /** When the metadata document was last fetched (metadata-document clients only). */
+  metadataFetchedAt: at('metadata_fetched_at'),
   createdAt: at('created_at').notNull(),
 });
 
 /**
  * A user's approval of an MCP connector for one exact resource URI (Connected apps): `firstConnectedAt`,
- * `lastRefreshedAt`; disconnecting revokes it and every credential issued under it.
+ * `lastRefreshedAt`; disconnecting revokes it and every credential issued under it. At most one active grant per
+ * user, client and resource (approving again updates it).
  */
 export const mcpGrants = mediaBuyingSchema.table(
   'mcp_grants',
@@ -685,14 +698,48 @@ export const mcpGrants = mediaBuyingSchema.table(
     organizationId: ref('organization_id')
       .notNull()
       .references(() => organizations.id),
-    /** The exact MCP resource URI the grant is bound to (RFC 8707). */
-    resource: text('resource').notNull(),
+    /**
+     * The exact MCP resource URI the grant is bound to (RFC 8707). Null for a connector authorized before resource
+     * binding (spec "Authentication" rule 1): its credentials are refused and it must authorize again.
+     */
+    resource: text('resource'),
     scope: text('scope').notNull(),
     firstConnectedAt: at('first_connected_at').notNull(),
     lastRefreshedAt: at('last_refreshed_at'),
     revokedAt: at('revoked_at'),
   },
-  (t) => [index('mcp_grants_user_idx').on(t.userId)],
+  (t) => [
+    index('mcp_grants_user_idx').on(t.userId),
+    uniqueIndex('mcp_grants_active_uq')
+      .on(t.userId, t.oauthClientId, t.resource, t.organizationId)
+      .where(sql`${t.revokedAt} is null`),
+  ],
+);
+
+/**
+ * One-time authorization codes of the MCP connector flow (RFC 6749 section 4.1, PKCE RFC 7636): SHA-256 at rest,
+ * short-lived, single use (`usedAt`), bound to the grant (user, client, resource), the redirect URI and the S256
+ * challenge. A code is also the family of the credentials issued from it (`familyId` of access and refresh
+ * credentials): a code presented twice revokes them (RFC 6749 section 4.1.2).
+ */
+export const oauthAuthorizationCodes = mediaBuyingSchema.table(
+  'oauth_authorization_codes',
+  {
+    id: id(),
+    codeHash: text('code_hash').notNull().unique(),
+    grantId: ref('grant_id')
+      .notNull()
+      .references(() => mcpGrants.id),
+    redirectUri: text('redirect_uri').notNull(),
+    /** PKCE `code_challenge` (S256, base64url of the verifier's SHA-256). */
+    codeChallenge: text('code_challenge').notNull(),
+    resource: text('resource').notNull(),
+    scope: text('scope').notNull(),
+    createdAt: at('created_at').notNull(),
+    expiresAt: at('expires_at').notNull(),
+    usedAt: at('used_at'),
+  },
+  (t) => [index('oauth_authorization_codes_grant_idx').on(t.grantId)],
 );
 
 /** MCP access credentials (`mcp_at_`), bound to a grant (user, client, resource). */
@@ -703,11 +750,16 @@ export const mcpAccessTokens = mediaBuyingSchema.table(
     grantId: ref('grant_id')
       .notNull()
       .references(() => mcpGrants.id),
+    /** The authorization code whose exchange started this credential's family (null: issued before families). */
+    familyId: ref('family_id').references(() => oauthAuthorizationCodes.id),
   },
   (t) => [index('mcp_access_tokens_grant_idx').on(t.grantId)],
 );
 
-/** Rotating MCP refresh credentials (`mcp_rt_`): each use replaces it (`rotatedAt`); a reused one revokes the grant. */
+/**
+ * Rotating MCP refresh credentials (`mcp_rt_`): each use replaces it (`rotatedAt`); a rotated one presented again after
+ * the grace period revokes the grant and all its credentials.
+ */
 export const mcpRefreshTokens = mediaBuyingSchema.table(
   'mcp_refresh_tokens',
   {
@@ -715,9 +767,24 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
     grantId: ref('grant_id')
       .notNull()
       .references(() => mcpGrants.id),
+    /** The authorization code whose exchange started this credential's family (null: issued before families). */
+    familyId: ref('family_id').references(() => oauthAuthorizationCodes.id),
     rotatedAt: at('rotated_at'),
+    /**
+     * The refresh credential whose use issued this one (null: issued by a code exchange). Several credentials share a
+     * parent when it was used again within the grace window; the first of them used supersedes the others.
+     */
+    parentId: ref('parent_id'),
+    /**
+     * When a sibling (same parent) was used first: this one is then a tripwire, its use a replay that revokes the
+     * grant (the grace window can never fork a second live lineage).
+     */
+    supersededAt: at('superseded_at'),
   },
-  (t) => [index('mcp_refresh_tokens_grant_idx').on(t.grantId)],
+  (t) => [
+    index('mcp_refresh_tokens_grant_idx').on(t.grantId),
+    index('mcp_refresh_tokens_parent_idx').on(t.parentId),
+  ],
 );
 
 /** Part 2's tables (catalog, buying records, discovery, activation sandbox). */

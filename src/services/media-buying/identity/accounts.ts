@@ -367,6 +367,13 @@ export class Accounts {
     tx: Executor,
   ): Promise<{ sessions: number; widgetTokens: number; mcpGrants: number }> {
     const all = sql`true`;
+    // The grants first: their row locks serialize with a code exchange or refresh under way (which holds its grant's
+    // lock while it issues), so the credentials such a one issued are committed before the updates below, and revoked.
+    const grants = await tx
+      .update(mcpGrants)
+      .set({ revokedAt: this.clock.now() })
+      .where(isNull(mcpGrants.revokedAt))
+      .returning({ id: mcpGrants.id });
     const endedSessions = await this.stores.sessions.revokeWhere(all, tx);
     const endedWidgets = await this.stores.widgetTokens.revokeWhere(sql`${widgetTokens.id} is not null`, tx);
     await this.stores.mcpAccessTokens.revokeWhere(sql`${mcpAccessTokens.id} is not null`, tx);
@@ -374,11 +381,6 @@ export class Accounts {
       .update(mcpRefreshTokens)
       .set({ revokedAt: this.clock.now() })
       .where(isNull(mcpRefreshTokens.revokedAt));
-    const grants = await tx
-      .update(mcpGrants)
-      .set({ revokedAt: this.clock.now() })
-      .where(isNull(mcpGrants.revokedAt))
-      .returning({ id: mcpGrants.id });
     return { sessions: endedSessions.length, widgetTokens: endedWidgets.length, mcpGrants: grants.length };
   }
 

@@ -1,6 +1,8 @@
 /**
- * The MCP layer of the media-buying service, built once per instance: the tools, their dispatcher, the session store
- * and the transport (see `transport.ts`). Other folders use it through this file.
+ * The MCP side of the media-buying service (issue 18), built once per instance: the tools, their dispatcher, the
+ * session store and the transport (see `transport.ts`), the contract between the MCP layer and its tools
+ * (`contract.ts`), and the OAuth authorization server of MCP connectors (`oauth/`). Other folders use it through this
+ * file only.
  */
 import { eq } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
@@ -14,7 +16,15 @@ import { McpSessions } from './sessions.ts';
 import { createMcpTools } from './tools/index.ts';
 import { McpTransport } from './transport.ts';
 
-export { MCP_ENDPOINTS, type McpTarget, mcpTargetOfPath } from './contract.ts';
+export { MCP_ENDPOINTS, type McpTarget, mcpTargetOfPath, protectedResourceMetadataPath } from './contract.ts';
+export {
+  createMcpOAuth,
+  liveResourceOfPath,
+  type McpOAuth,
+  mcpAuthorizationServerMetadata,
+  protectedResourceMetadata,
+  RegistrationError,
+} from './oauth/index.ts';
 export { errorBodyOf } from './dispatch.ts';
 export { MCP_SESSION_IDLE_SECONDS, McpSessions } from './sessions.ts';
 export type { McpTransport } from './transport.ts';

@@ -16,7 +16,11 @@ const ConnectedApp = Type.Object({
   id: Type.String({ description: 'The connection (grant): `mcg_` + 32 hex.' }),
   appName: Type.String({ description: "The connector's name, as its OAuth client registered it." }),
   clientId: Type.String({ description: "The connector's OAuth `client_id`." }),
-  resource: Type.String({ description: 'The exact MCP resource URI the connection is bound to (RFC 8707).' }),
+  resource: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The exact MCP resource URI the connection is bound to (RFC 8707); null for a connection authorized before ' +
+      'resource binding, which must authorize again (its credentials are refused).',
+  }),
   scope: Type.String(),
   firstConnectedAt: Type.String({ format: 'date-time', description: 'When you first approved it.' }),
   lastRefreshedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {

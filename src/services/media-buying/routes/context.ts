@@ -67,6 +67,12 @@ export interface Guard {
   organization?: boolean;
   /** The function and level the route needs (`buyer` read, `seller` write, ...). */
   needs?: { fn: PlatformFunction; level: AccessLevel };
+  /**
+   * A form on a page the service serves itself (the MCP consent page): posted with the session cookie from the
+   * service's own public origin, or from the UI origin; the `Origin` header is still required, any other origin is
+   * refused, and the form carries its own session-bound CSRF token.
+   */
+  serviceForm?: boolean;
   /** Account administration: an admin of the organization in an interactive session. */
   admin?: boolean;
   /** An alpha feature the organization must be opted into. */
@@ -101,6 +107,12 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
       ? deps.config.cookieDomain
       : undefined;
 
+  /** Requests to a {@link Guard.serviceForm} route: their own origin is accepted besides the UI origin. */
+  const serviceForms = new WeakSet<FastifyRequest>();
+  const markServiceForm = async (request: FastifyRequest) => {
+    serviceForms.add(request);
+  };
+
   /**
    * Rule 4 of "Authentication": a state-changing browser request is accepted only from the exact configured UI
    * origin. It applies to requests a browser's ambient credentials authorize: those with the session cookie (the
@@ -113,6 +125,7 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
     if (!isUnsafe(request)) return;
     const origin = firstHeader(request.headers.origin);
     if (origin === undefined && !withSessionCookie) return;
+    if (serviceForms.has(request) && origin === new URL(deps.publicUrl()).origin) return;
     if (origin !== uiOrigin())
       throw forbidden(`State-changing browser requests are accepted only from ${uiOrigin()}.`, {
         reason: 'origin_not_allowed',
@@ -240,7 +253,10 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
 
   return {
     deps,
-    authenticated: (guard: Guard = {}) => [auth.onRequest, limit, guardHook(guard)],
+    authenticated: (guard: Guard = {}) =>
+      guard.serviceForm
+        ? [markServiceForm, auth.onRequest, limit, guardHook(guard)]
+        : [auth.onRequest, limit, guardHook(guard)],
     sessionCaller,
     anonymous,
     servicePage,

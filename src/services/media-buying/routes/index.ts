@@ -4,7 +4,7 @@ import { createAdmission } from '../admission/index.ts';
 import type { CarrierSimulator, Texting } from '../communications/index.ts';
 import type { Accounts, IdentityFlows } from '../identity/index.ts';
 import type { Mailer } from '../mail/index.ts';
-import type { McpTransport } from '../mcp/index.ts';
+import type { McpOAuth, McpTransport } from '../mcp/index.ts';
 import type { OidcSimulator, SsoClient } from '../sso/index.ts';
 import { registerActivationRoutes } from './activation.ts';
 import { registerAdmissionRoutes } from './admission.ts';
@@ -21,6 +21,7 @@ import { type MediaBuyingRouteDeps, mediaBuyingRouteContext } from './context.ts
 import { registerKeyRoutes } from './keys.ts';
 import { registerM2mRoutes } from './m2m.ts';
 import { registerMcpRoutes } from './mcp.ts';
+import { registerMcpOAuthRoutes } from './mcp-oauth.ts';
 import { registerOAuthSignInRoutes } from './oauth-sign-in.ts';
 import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
@@ -43,6 +44,8 @@ export function registerMediaBuyingRoutes(
     texting: { texting: Texting; simulator: CarrierSimulator | undefined; webhookSecret: Buffer };
     /** Part 3: the MCP endpoints' transport. */
     mcp: McpTransport;
+    /** Part 3: the OAuth authorization server of MCP connectors. */
+    mcpOAuth: McpOAuth;
   },
 ): void {
   const ctx = mediaBuyingRouteContext(app, deps);
@@ -50,6 +53,7 @@ export function registerMediaBuyingRoutes(
   registerOrganizationRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   registerM2mRoutes(app, ctx);
+  registerMcpOAuthRoutes(app, ctx, deps.mcpOAuth);
   registerBuyerAgentRoutes(app, ctx);
   registerConnectedAppRoutes(app, ctx);
   registerAdvertiserRoutes(app, ctx);

@@ -1,8 +1,8 @@
 /**
- * M2M applications (`/api/v2/m2m-applications`: organization administrators, interactive session) and the OAuth
- * endpoints of the service as an authorization server: the token endpoint (RFC 6749 section 3.2, client-credentials
- * grant), its metadata (RFC 8414) and the JWKS (RFC 7517). The OAuth endpoints answer in OAuth's own formats (RFC 6749
- * section 5), which OAuth clients read, not in the REST envelope.
+ * M2M applications (`/api/v2/m2m-applications`: organization administrators, interactive session), the
+ * client-credentials grant of the token endpoint ({@link clientCredentialsGrant}; the endpoint itself and the RFC 8414
+ * metadata are served by `mcp-oauth.ts`, one authorization server for both) and the JWKS (RFC 7517). The OAuth
+ * answers are in OAuth's own formats (RFC 6749 section 5), which OAuth clients read, not in the REST envelope.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
@@ -39,12 +39,6 @@ const Created = Type.Object({
 });
 
 const AppParams = Type.Object({ applicationId: Type.String({ minLength: 1, maxLength: 64 }) });
-
-/** The OAuth error answer (RFC 6749 section 5.2). */
-const OAuthError = Type.Object({
-  error: Type.String(),
-  error_description: Type.Optional(Type.String()),
-});
 
 /** Registers the M2M application routes and the OAuth endpoints. */
 export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext): void {
@@ -299,101 +293,6 @@ export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
     },
   );
 
-  app.post(
-    '/oauth/token',
-    {
-      config: { formBody: true, errorFormat: oauthErrorFormat },
-      schema: {
-        operationId: 'issueOAuthToken',
-        tags: ['oauth'],
-        summary: 'OAuth 2.0 token endpoint (client-credentials grant)',
-        description:
-          'RFC 6749 section 4.4. Client authentication by HTTP Basic (`client_secret_basic`) or in the body ' +
-          "(`client_secret_post`). `resource` (RFC 8707), when sent, must be the REST API's resource indicator. " +
-          'Errors in RFC 6749 section 5.2 form.',
-        security: [],
-        body: Type.Object(
-          {
-            grant_type: Type.String({ maxLength: 100 }),
-            client_id: Type.Optional(Type.String({ maxLength: 200 })),
-            client_secret: Type.Optional(Type.String({ maxLength: 200 })),
-            scope: Type.Optional(Type.String({ maxLength: 500 })),
-            resource: Type.Optional(Type.String({ maxLength: 500 })),
-          },
-          { additionalProperties: true },
-        ),
-        response: {
-          200: Type.Object({
-            access_token: Type.String(),
-            token_type: Type.Literal('Bearer'),
-            expires_in: Type.Integer(),
-            scope: Type.String(),
-          }),
-          400: OAuthError,
-          401: OAuthError,
-        },
-      },
-    },
-    async (request, reply) => {
-      ctx.noStore(reply);
-      const body = request.body;
-      if (body.grant_type !== 'client_credentials')
-        return reply.code(400).send({
-          error: 'unsupported_grant_type',
-          error_description: 'This endpoint issues tokens for the client_credentials grant only.',
-        });
-      const basic = basicCredentials(request.headers.authorization);
-      if (basic === 'malformed' || (basic && body.client_secret !== undefined))
-        return reply.code(400).send({
-          error: 'invalid_request',
-          error_description:
-            'Authenticate the client one way: HTTP Basic or client_id and client_secret in the body.',
-        });
-      const clientId = basic?.id ?? body.client_id;
-      const clientSecret = basic?.secret ?? body.client_secret;
-      if (!clientId || !clientSecret) return invalidClient(reply);
-      const result = await m2m.issueToken({
-        clientId,
-        clientSecret,
-        scope: body.scope,
-        resource: body.resource,
-      });
-      if ('error' in result) {
-        if (result.error === 'invalid_client') return invalidClient(reply);
-        return reply.code(400).send({
-          error: result.error,
-          error_description:
-            result.error === 'invalid_scope'
-              ? "The requested scope is not among the application's permissions."
-              : `Tokens are issued for the resource ${m2m.resource} only.`,
-        });
-      }
-      return result;
-    },
-  );
-
-  app.get(
-    '/.well-known/oauth-authorization-server',
-    {
-      schema: {
-        operationId: 'getAuthorizationServerMetadata',
-        tags: ['oauth'],
-        summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
-        security: [],
-        response: { 200: Type.Record(Type.String(), Type.Unknown()) },
-      },
-    },
-    async () => ({
-      issuer: m2m.issuer,
-      token_endpoint: m2m.tokenEndpoint,
-      jwks_uri: `${m2m.issuer}/.well-known/jwks.json`,
-      grant_types_supported: ['client_credentials'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: [...M2M_PERMISSIONS],
-      response_types_supported: [],
-    }),
-  );
-
   app.get(
     '/.well-known/jwks.json',
     {
@@ -412,6 +311,51 @@ export function registerM2mRoutes(app: ServiceApp, ctx: MediaBuyingRouteContext)
   );
 }
 
+/** The fields of a token request the client-credentials grant reads. */
+export interface ClientCredentialsRequest {
+  client_id?: string;
+  client_secret?: string;
+  scope?: string;
+  resource?: string;
+}
+
+/**
+ * The client-credentials grant of `POST /oauth/token` (RFC 6749 section 4.4) for M2M applications: client
+ * authentication by HTTP Basic (`client_secret_basic`) or in the body (`client_secret_post`), one way only; `resource`
+ * (RFC 8707), when sent, must be the REST API's resource indicator. `routes/mcp-oauth.ts` serves the endpoint.
+ * @returns the token answer, or sends the RFC 6749 section 5.2 error.
+ */
+export async function clientCredentialsGrant(
+  ctx: MediaBuyingRouteContext,
+  body: ClientCredentialsRequest,
+  authorization: string | undefined,
+  reply: FastifyReply,
+) {
+  const m2m = ctx.deps.credentials.m2m;
+  const basic = basicCredentials(authorization);
+  if (basic === 'malformed' || (basic && body.client_secret !== undefined))
+    return reply.code(400).send({
+      error: 'invalid_request',
+      error_description:
+        'Authenticate the client one way: HTTP Basic or client_id and client_secret in the body.',
+    });
+  const clientId = basic?.id ?? body.client_id;
+  const clientSecret = basic?.secret ?? body.client_secret;
+  if (!clientId || !clientSecret) return invalidClient(reply);
+  const result = await m2m.issueToken({ clientId, clientSecret, scope: body.scope, resource: body.resource });
+  if ('error' in result) {
+    if (result.error === 'invalid_client') return invalidClient(reply);
+    return reply.code(400).send({
+      error: result.error,
+      error_description:
+        result.error === 'invalid_scope'
+          ? "The requested scope is not among the application's permissions."
+          : `Tokens are issued for the resource ${m2m.resource} only.`,
+    });
+  }
+  return result;
+}
+
 /** 401 `invalid_client` with the Basic challenge (RFC 6749 section 5.2). */
 function invalidClient(reply: FastifyReply) {
   return reply
@@ -421,7 +365,7 @@ function invalidClient(reply: FastifyReply) {
 }
 
 /** Errors of the token endpoint in OAuth's form (`invalid_request` for a malformed request). */
-function oauthErrorFormat(error: { status: number; message: string }): { body: unknown } {
+export function oauthErrorFormat(error: { status: number; message: string }): { body: unknown } {
   if (error.status === 401) return { body: { error: 'invalid_client', error_description: error.message } };
   if (error.status >= 500) return { body: { error: 'server_error', error_description: error.message } };
   if (error.status === 429)

@@ -3,6 +3,7 @@
  * Fastify here: `routes/pages.ts` serves them). Other folders use this module through this file only.
  */
 export { ASSETS } from './assets.ts';
+export { renderAuthorizationErrorPage, renderConsentPage } from './consent.ts';
 export { PAGE_HEADERS, roundTripPageHeaders, type SignedInView } from './document.ts';
 export {
   renderAccountPage,

@@ -34,7 +34,8 @@ export async function insertConnection(
     userPublicId: string;
     appName: string;
     clientId?: string;
-    resource: string;
+    /** Null: a connection authorized before resource binding (spec rule 1). */
+    resource: string | null;
     scope?: string;
     firstConnectedAt: Date;
     lastRefreshedAt?: Date | null;

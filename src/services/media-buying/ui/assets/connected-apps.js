@@ -27,7 +27,13 @@
           'tr',
           { 'data-connection': app.id },
           el('td', {}, app.appName),
-          el('td', {}, el('code', {}, app.resource)),
+          el(
+            'td',
+            {},
+            app.resource === null
+              ? 'authorize again (connected before resource binding)'
+              : el('code', {}, app.resource),
+          ),
           el('td', {}, when(app.firstConnectedAt)),
           el('td', {}, when(app.lastRefreshedAt)),
           el('td', {}, disconnect),
