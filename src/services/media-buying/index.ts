@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { ActivationSandbox, anonymousCleanupTask } from './activation/index.ts';
+import { MediaBuyDesk, SimulatedBuyingPlatform } from './buying/index.ts';
 import {
   BuyerLists,
   Catalog,
@@ -167,6 +168,8 @@ export const mediaBuyingService: ServiceDefinition = {
     const discovery = new Discovery(ctx.db, ctx.clock, catalog);
     const lists = new BuyerLists(ctx.db);
     const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
+    // Part 3: the ad platform behind its adapter (the simulator; a real platform's adapter is configured here).
+    const desk = new MediaBuyDesk(ctx.db, ctx.clock, catalog, organizations, new SimulatedBuyingPlatform());
     const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
     const textingConfig = readTextingConfig(ctx.config.env);
     // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
@@ -206,6 +209,7 @@ export const mediaBuyingService: ServiceDefinition = {
           lists,
           sandbox,
           delivery,
+          desk,
           texting: { texting, simulator: carrier, webhookSecret },
         });
       },
