@@ -116,10 +116,11 @@ export function asRefusal(error: unknown): unknown {
     message: error.message,
     recovery,
     ...(field === undefined ? {} : { field: field.replace(/\//g, '.') }),
+    // The REST error's own `reason` (e.g. BUYER_SETUP_REQUIRED's) wins over the code-derived one.
     details: {
+      ...outcomeDetails('not_dispatched', error.code.toLowerCase()),
       ...rest,
       ...(issues ? { issues } : {}),
-      ...outcomeDetails('not_dispatched', error.code.toLowerCase()),
     },
   };
   const reason = productIssue ? 'PRODUCT_NOT_FOUND' : BUYER_REASONS[error.code];

@@ -14,7 +14,7 @@
  *   fingerprint, `replayed`, `IDEMPOTENCY_CONFLICT`, the spec's `mutation_outcome` deviations); the MCP layer does not
  *   know about it.
  */
-import type { Caller } from '../credentials/caller.ts';
+import type { Caller } from '../credentials/index.ts';
 
 /** Which records an MCP endpoint serves: a buyer's (Buyer Account) or a seller's (storefronts of a Seller Account). */
 export type McpAudience = 'buyer' | 'storefront' | 'creative' | 'admin';

@@ -24,7 +24,12 @@ import {
 } from '../db/schema.ts';
 import type { McpTool, McpToolContext } from '../mcp/contract.ts';
 import { adcpSchemaErrors } from './support/adcp-schemas.ts';
-import { envelopeData, type MediaBuyingHarness, startMediaBuying } from './support/harness.ts';
+import {
+  envelopeData,
+  type MediaBuyingHarness,
+  STRONG_PASSWORD,
+  startMediaBuying,
+} from './support/harness.ts';
 import { adcpError, buildTools, callTool, contextsOf, ok, type ToolResult } from './support/mcp-tools.ts';
 
 const SCHEMAS: Record<string, [string, string]> = {
@@ -791,6 +796,21 @@ describe('MCP buying tools (issue 18)', () => {
     const dispatched = await ops('POST', `/_ops/media-buys/${fine.media_buy_id}/approval`);
     assert.equal((dispatched.json() as { state: string }).state, 'dispatched');
     assert.equal((await restBuy(String(fine.media_buy_id))).status, 'active');
+  });
+
+  test('BUYER_SETUP_REQUIRED as in REST (buyer_reason ACCOUNT_SETUP_REQUIRED); a seller credential cannot buy', async () => {
+    const org = await h.createOrganization('buyer', 'No Setup Agency');
+    await h.addMember(org, 'no-setup@example.com', 'admin');
+    const cookie = await h.signInAccepted('no-setup@example.com', STRONG_PASSWORD);
+    const contexts = await contextsOf(svc, await h.createUserKey(cookie));
+    const setup = adcpError(await call(contexts.storefront(demoSf), 'create_media_buy', createArgs()));
+    assert.deepEqual(
+      [setup.code, setup.recovery, setup.buyer_reason?.code, setup.details?.reason],
+      ['BUYER_SETUP_REQUIRED', 'correctable', 'ACCOUNT_SETUP_REQUIRED', 'missing_operator_identity'],
+    );
+    const seller = await contextsOf(svc, h.platform.credentials('media-buying').sellerApiKey as string);
+    const denied = adcpError(await call(seller.storefront(demoSf), 'create_media_buy', createArgs()));
+    assert.deepEqual([denied.code, denied.recovery], ['PERMISSION_DENIED', 'terminal']);
   });
 
   test('stored answers expire after 24 hours (by the clock): the key runs again', async () => {
