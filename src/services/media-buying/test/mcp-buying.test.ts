@@ -813,6 +813,30 @@ describe('MCP buying tools (issue 18)', () => {
     assert.deepEqual([denied.code, denied.recovery], ['PERMISSION_DENIED', 'terminal']);
   });
 
+  test('an activation-sandbox credential is refused: UNBOUND_FREE_SPEND_PROHIBITED on buys, UNBOUND_FREE_WRITE_PROHIBITED otherwise', async () => {
+    const sandboxed = (ctx: McpToolContext): McpToolContext => ({
+      ...ctx,
+      caller: { ...ctx.caller, sandbox: { registrationId: 1, state: 'unbound_free' } },
+    });
+    const spend = adcpError(await call(sandboxed(at(demoSf)), 'create_media_buy', createArgs()));
+    assert.equal(spend.code, 'UNBOUND_FREE_SPEND_PROHIBITED');
+    const write = adcpError(
+      await call(sandboxed(at(demoSf)), 'sync_creatives', {
+        idempotency_key: key(),
+        account: { account_id: demoAccount },
+        creatives: [
+          {
+            creative_id: 'sandboxed',
+            name: 'sandboxed',
+            format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' },
+            assets: {},
+          },
+        ],
+      }),
+    );
+    assert.equal(write.code, 'UNBOUND_FREE_WRITE_PROHIBITED');
+  });
+
   test('stored answers expire after 24 hours (by the clock): the key runs again', async () => {
     const args = createArgs({ end_time: '2026-12-20T00:00:00Z' });
     const first = ok(await call(at(demoSf), 'create_media_buy', args));
