@@ -431,7 +431,7 @@ export class MediaBuyDesk {
    * The operator's approval of a held buy: dispatched to the ad platform, or failed with `flight_window_elapsed`
    * when its `end_time` has passed (never resent). A past `start_time` is sent as a start now.
    * @returns the dispatch state and, on failure, the error the buyer is shown.
-   * @throws ApiError 404 for a buy that is not held.
+   * @returns null for a buy that is not held, or that its buyer paused or canceled while held.
    */
   async approve(mediaBuyPublicId: string) {
     return this.db.transaction(async (tx) => {
@@ -439,7 +439,14 @@ export class MediaBuyDesk {
         .select({ buy: mediaBuys, dispatch: mediaBuyDispatches })
         .from(mediaBuys)
         .innerJoin(mediaBuyDispatches, eq(mediaBuyDispatches.mediaBuyId, mediaBuys.id))
-        .where(and(eq(mediaBuys.publicId, mediaBuyPublicId), eq(mediaBuyDispatches.state, 'held')))
+        .where(
+          and(
+            eq(mediaBuys.publicId, mediaBuyPublicId),
+            eq(mediaBuyDispatches.state, 'held'),
+            // A held buy the buyer paused or canceled meanwhile is not sent (resumed, it can be approved again).
+            eq(mediaBuys.status, 'pending_start'),
+          ),
+        )
         .for('update');
       if (!row) return null;
       const { buy } = row;
@@ -512,24 +519,16 @@ export class MediaBuyDesk {
    * @throws BuyingRefusal for each refusal and for the dispatch outcomes.
    */
   async update(tx: Executor, acting: Acting, storefrontId: number | null, change: MediaBuyChange) {
-    const found = await this.catalog.mediaBuy(acting.organizationId, change.mediaBuyId, tx).catch(() => null);
-    if (!found || (storefrontId !== null && found.buy.storefrontId !== storefrontId))
-      throw refused({
-        code: 'MEDIA_BUY_NOT_FOUND',
-        message: `Media buy ${change.mediaBuyId} not found.`,
-        recovery: 'correctable',
-        reason: 'media_buy_not_found',
-        field: 'media_buy_id',
-      });
+    const found = await this.lockedBuy(tx, acting, storefrontId, change);
     const { buy } = found;
-    if (change.accountId !== undefined && change.accountId !== found.accountId)
-      throw accountNotFound(change.accountId, 'account');
     const [dispatch] = await tx
       .select()
       .from(mediaBuyDispatches)
       .where(eq(mediaBuyDispatches.mediaBuyId, buy.id));
     if (dispatch?.state === 'failed' && dispatch.forwardError)
       throw new BuyingRefusal(forwardingFailed(buy.publicId, dispatch.forwardError));
+    // A buy held for approval is not on the ad platform yet: its changes are local (see `attempt`).
+    const held = dispatch?.state === 'held';
     if (['canceled', 'completed', 'rejected'].includes(buy.status))
       throw refused({
         code: 'INVALID_STATE',
@@ -581,7 +580,7 @@ export class MediaBuyDesk {
     if (change.canceled) set.status = 'canceled';
     else if (change.paused === true) set.status = 'paused';
     else if (change.paused === false && buy.status === 'paused')
-      set.status = start <= now ? 'active' : 'pending_start';
+      set.status = !held && start <= now ? 'active' : 'pending_start';
     const attempt = async (sp: Executor) => {
       const [updated] = await sp
         .update(mediaBuys)
@@ -589,17 +588,7 @@ export class MediaBuyDesk {
         .where(eq(mediaBuys.id, buy.id))
         .returning();
       if (set.totalBudgetMinor !== undefined) await this.spreadBudget(sp, buy.id, set.totalBudgetMinor);
-      let result: DispatchResult;
-      if (change.canceled) result = await this.adapter.cancelOrder(sp, scope, buy.publicId);
-      else if (change.totalBudget || change.startTime || change.endTime)
-        result = await this.adapter.updateOrder(sp, scope, buy.publicId, {
-          ...(set.totalBudgetMinor === undefined ? {} : { totalBudgetMinor: set.totalBudgetMinor }),
-          ...(set.startTime ? { startTime: set.startTime } : {}),
-          ...(set.endTime ? { endTime: set.endTime } : {}),
-        });
-      else if (change.paused !== undefined)
-        result = await this.adapter.setPaused(sp, scope, buy.publicId, change.paused);
-      else result = { status: 'accepted', platformRef: `unchanged_${buy.publicId}` };
+      const result = await this.sendChange(sp, buy, change, set, held);
       if (result.status === 'failed') throw new Rollback(dispatchError(result, buy.publicId));
       await this.organizations.audit(
         sp,
@@ -622,6 +611,57 @@ export class MediaBuyDesk {
         await this.recordDispatch(tx, buy.id, 'outcome_unknown', null, null);
       throw e;
     }
+  }
+
+  /**
+   * The buy an update names, its row locked (`FOR UPDATE`) before any check: a concurrent update (or the operator's
+   * approval) waits, so the status and totals the checks read are the ones written over.
+   * @throws BuyingRefusal `MEDIA_BUY_NOT_FOUND`, `ACCOUNT_NOT_FOUND`.
+   */
+  private async lockedBuy(tx: Executor, acting: Acting, storefrontId: number | null, change: MediaBuyChange) {
+    const read = await this.catalog.mediaBuy(acting.organizationId, change.mediaBuyId, tx).catch(() => null);
+    const [locked] = read
+      ? await tx.select().from(mediaBuys).where(eq(mediaBuys.id, read.buy.id)).for('update')
+      : [];
+    const found = read && locked ? { ...read, buy: locked } : null;
+    if (!found || (storefrontId !== null && found.buy.storefrontId !== storefrontId))
+      throw refused({
+        code: 'MEDIA_BUY_NOT_FOUND',
+        message: `Media buy ${change.mediaBuyId} not found.`,
+        recovery: 'correctable',
+        reason: 'media_buy_not_found',
+        field: 'media_buy_id',
+      });
+    if (change.accountId !== undefined && change.accountId !== found.accountId)
+      throw accountNotFound(change.accountId, 'account');
+    return found;
+  }
+
+  /**
+   * Sends a change of a buy to the ad platform. A held buy is not on the platform yet: nothing is sent (a cancel ends
+   * its dispatch, so it is never forwarded; other changes wait for the approval).
+   */
+  private async sendChange(
+    sp: Executor,
+    buy: typeof mediaBuys.$inferSelect,
+    change: MediaBuyChange,
+    set: Partial<typeof mediaBuys.$inferInsert>,
+    held: boolean,
+  ): Promise<DispatchResult> {
+    const scope = { storefrontId: buy.storefrontId, salesAgentId: buy.salesAgentId };
+    if (held) {
+      if (change.canceled) await this.recordDispatch(sp, buy.id, 'failed', null, null);
+      return { status: 'accepted', platformRef: `held_${buy.publicId}` };
+    }
+    if (change.canceled) return this.adapter.cancelOrder(sp, scope, buy.publicId);
+    if (change.totalBudget || change.startTime || change.endTime)
+      return this.adapter.updateOrder(sp, scope, buy.publicId, {
+        ...(set.totalBudgetMinor === undefined ? {} : { totalBudgetMinor: set.totalBudgetMinor }),
+        ...(set.startTime ? { startTime: set.startTime } : {}),
+        ...(set.endTime ? { endTime: set.endTime } : {}),
+      });
+    if (change.paused !== undefined) return this.adapter.setPaused(sp, scope, buy.publicId, change.paused);
+    return { status: 'accepted', platformRef: `unchanged_${buy.publicId}` };
   }
 
   /**

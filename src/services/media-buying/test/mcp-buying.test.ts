@@ -13,6 +13,7 @@ import { openDatabase } from '../../../platform/database.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
 import {
   advertiserAccounts,
+  deliveryMetrics,
   discoveryQuotes,
   discoverySessions,
   mediaBuys,
@@ -796,6 +797,69 @@ describe('MCP buying tools (issue 18)', () => {
     const dispatched = await ops('POST', `/_ops/media-buys/${fine.media_buy_id}/approval`);
     assert.equal((dispatched.json() as { state: string }).state, 'dispatched');
     assert.equal((await restBuy(String(fine.media_buy_id))).status, 'active');
+  });
+
+  test('a held buy stays provisional under the delivery cron (no spend); paused or canceled while held it is not sent on approval', async () => {
+    await settings(demoSf, { approvalRequired: true });
+    const hold = async () =>
+      ok(await call(at(demoSf), 'create_media_buy', createArgs())).media_buy_id as string;
+    const [waiting, canceled, paused] = [await hold(), await hold(), await hold()];
+    await settings(demoSf, {});
+    const change = async (id: string, body: Record<string, unknown>) =>
+      ok(
+        await call(at(demoSf), 'update_media_buy', {
+          idempotency_key: key(),
+          account: { account_id: demoAccount },
+          media_buy_id: id,
+          ...body,
+        }),
+      );
+    // Any call to the ad platform would fail now: changes to a held buy are local.
+    await faults(demoSf, { update: 'not_dispatched' });
+    await change(canceled, { canceled: true });
+    await change(paused, { paused: true });
+    await faults(demoSf, {});
+    clock.advance(2 * 86_400_000);
+    const res = await ops('POST', '/_ops/ad-platform/deliver');
+    assert.equal(res.statusCode, 202, res.body);
+    await h.platform.runDueJobs();
+    const rowOf = async (id: string) =>
+      (await svc.db.select().from(mediaBuys).where(eq(mediaBuys.publicId, id)))[0]!;
+    const spent = async (id: string) =>
+      (
+        await svc.db
+          .select({ n: count() })
+          .from(deliveryMetrics)
+          .where(eq(deliveryMetrics.mediaBuyId, (await rowOf(id)).id))
+      )[0]!.n;
+    assert.equal((await restBuy(waiting)).status, 'pending_start');
+    assert.equal(await spent(waiting), 0);
+    assert.equal((await ops('POST', `/_ops/media-buys/${canceled}/approval`)).statusCode, 404);
+    assert.equal((await restBuy(canceled)).status, 'canceled');
+    assert.equal((await ops('POST', `/_ops/media-buys/${paused}/approval`)).statusCode, 404);
+    assert.equal((await restBuy(paused)).status, 'paused');
+    await change(paused, { paused: false });
+    assert.equal((await restBuy(paused)).status, 'pending_start', 'resumed, it is still held');
+    const approved = await ops('POST', `/_ops/media-buys/${paused}/approval`);
+    assert.equal((approved.json() as { state: string }).state, 'dispatched');
+    assert.equal((await restBuy(paused)).status, 'active');
+  });
+
+  test('concurrent update_media_buy calls on one buy are serialized: a committed cancel is never undone by a resume', async () => {
+    for (let i = 0; i < 4; i++) {
+      const id = ok(await call(at(demoSf), 'create_media_buy', createArgs())).media_buy_id as string;
+      const upd = (body: Record<string, unknown>) =>
+        call(at(demoSf), 'update_media_buy', {
+          idempotency_key: key(),
+          account: { account_id: demoAccount },
+          media_buy_id: id,
+          ...body,
+        });
+      ok(await upd({ paused: true }));
+      const [cancel] = await Promise.all([upd({ canceled: true }), upd({ paused: false })]);
+      assert.notEqual(cancel.isError, true);
+      assert.equal((await restBuy(id)).status, 'canceled');
+    }
   });
 
   test('BUYER_SETUP_REQUIRED as in REST (buyer_reason ACCOUNT_SETUP_REQUIRED); a seller credential cannot buy', async () => {
