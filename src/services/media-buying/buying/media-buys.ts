@@ -13,7 +13,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
-import { type Acting, type Catalog, fromMinor, toMinor } from '../catalog/index.ts';
+import { type Acting, type Catalog, convertMinor, fromMinor, toMinor } from '../catalog/index.ts';
 import {
   advertiserAccounts,
   advertisers,
@@ -212,6 +212,18 @@ export class MediaBuyDesk {
         ...(refusal[1] === 'correctable' ? { buyerReason: refusal[0] } : {}),
       });
     return row.account;
+  }
+
+  /**
+   * The FX source of a REST create (part 2's route) naming `productId`: the ad platform's rate for that product's
+   * storefront and sales agent, or `FX_RATE_UNAVAILABLE`; counts the campaign's buys in other currencies.
+   */
+  async fxSourceFor(tx: Executor, productId: string) {
+    const [row] = await tx
+      .select({ storefrontId: products.storefrontId, salesAgentId: products.salesAgentId })
+      .from(products)
+      .where(eq(products.publicId, productId));
+    return this.fx(tx, { storefrontId: row?.storefrontId ?? 0, salesAgentId: row?.salesAgentId ?? 0 });
   }
 
   /** A FX source for the catalog: the adapter's rate, or `FX_RATE_UNAVAILABLE` (503, `transient`). */
@@ -773,7 +785,9 @@ export class MediaBuyDesk {
       .where(eq(mediaBuys.campaignId, buy.campaignId));
     const fx = this.fx(tx, scope);
     const toCampaign = async (minor: number, currency: string) =>
-      currency === campaign!.currency ? minor : Math.ceil(minor * (await fx(currency, campaign!.currency)));
+      currency === campaign!.currency
+        ? minor
+        : convertMinor(minor, currency, campaign!.currency, await fx(currency, campaign!.currency));
     let committed = 0;
     for (const r of rows)
       if (r.id !== buy.id && r.status !== 'canceled' && r.status !== 'rejected')

@@ -36,13 +36,14 @@ import {
   buyerSetupRequired,
   conflict,
   currencyMismatch,
+  fxRateUnavailable,
   insufficientMediaBudget,
   notFound,
   pricingNotConfigured,
   semanticValidation,
 } from '../media-buying-errors.ts';
 import type { Actor, Organizations } from '../organizations/index.ts';
-import { exponentOf, fromMinor, toMinor } from './money.ts';
+import { CURRENCIES, convertMinor, exponentOf, fromMinor, toMinor } from './money.ts';
 
 /** Who acts, in which organization (the audit log's actor plus the tenancy). */
 export interface Acting extends Actor {
@@ -773,6 +774,8 @@ export class Catalog {
         },
       ]);
     const currency = input.currency ?? campaign.campaign.currency;
+    // A currency the service does not know cannot be the sales agent's: refused before any amount is converted.
+    if (!CURRENCIES.includes(currency)) throw currencyMismatch(currency, agent.currency, 'currency');
     let requestedMinor = 0;
     const pkgs = input.packages.map((p, i) => {
       const { product } = byId.get(p.productId)!;
@@ -810,15 +813,17 @@ export class Catalog {
         agent.currency !== currency ? agent.currency : storefront.currency,
         input.currency === undefined ? 'campaignId' : 'currency',
       );
+    // Without an FX source (a caller that never buys in another currency) a live buy in another currency cannot be
+    // counted: FX_RATE_UNAVAILABLE rather than a crash.
+    const rateOf = (from: string, to: string) => {
+      if (!options.fxRate) throw fxRateUnavailable(from, to);
+      return options.fxRate(from, to);
+    };
     // The campaign's budget counts every live buy in the campaign's currency (buys in another currency at today's rate).
     const inCampaignCurrency = async (amountMinor: number, from: string) =>
       from === campaignCurrency
         ? amountMinor
-        : Math.ceil(
-            amountMinor *
-              (await options.fxRate!(from, campaignCurrency)) *
-              10 ** (exponentOf(campaignCurrency) - exponentOf(from)),
-          );
+        : convertMinor(amountMinor, from, campaignCurrency, await rateOf(from, campaignCurrency));
     const committedRows = await tx
       .select({
         currency: mediaBuys.currency,

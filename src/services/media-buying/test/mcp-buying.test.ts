@@ -11,8 +11,10 @@ import { and, count, eq } from 'drizzle-orm';
 import { ManualClock } from '../../../platform/clock.ts';
 import { openDatabase } from '../../../platform/database.ts';
 import type { ServiceContext } from '../../../platform/service.ts';
+import { convertMinor } from '../catalog/index.ts';
 import {
   advertiserAccounts,
+  campaigns,
   deliveryMetrics,
   discoveryQuotes,
   discoverySessions,
@@ -548,6 +550,21 @@ describe('MCP buying tools (issue 18)', () => {
       );
     const made = ok(await call(at(europeSf), 'create_media_buy', eur()));
     assert.deepEqual([made.currency, made.total_budget], ['EUR', 800]);
+    // A REST create on the campaign that funds the EUR buy counts it at the ad platform's rate (no crash).
+    const [madeRow] = await svc.db
+      .select({ campaign: campaigns.publicId })
+      .from(mediaBuys)
+      .innerJoin(campaigns, eq(campaigns.id, mediaBuys.campaignId))
+      .where(eq(mediaBuys.publicId, String(made.media_buy_id)));
+    const rest = await h.bearer(h.demo.apiKey, {
+      method: 'POST',
+      url: '/api/v2/buyer/media-buys',
+      payload: {
+        campaignId: madeRow!.campaign,
+        packages: [{ productId: homepage, pricingOptionId: 'cpm_usd', budget: 10 }],
+      },
+    });
+    assert.equal(rest.statusCode, 201, rest.body);
     await faults(europeSf, { fxRateGaps: ['USD/EUR'] });
     const args = eur();
     const gap = adcpError(await call(at(europeSf), 'create_media_buy', args));
@@ -860,6 +877,22 @@ describe('MCP buying tools (issue 18)', () => {
       assert.notEqual(cancel.isError, true);
       assert.equal((await restBuy(id)).status, 'canceled');
     }
+  });
+
+  test('an unknown currency is refused as a correctable error, never a 5xx; FX converts across minor-unit exponents', async () => {
+    const xyz = adcpError(
+      await call(
+        at(demoSf),
+        'create_media_buy',
+        createArgs({ total_budget: { amount: 1000, currency: 'XYZ' } }),
+      ),
+    );
+    assert.equal(xyz.recovery, 'correctable', JSON.stringify(xyz));
+    assert.notEqual(xyz.code, 'INTERNAL_ERROR');
+    // JPY 10,000 (exponent 0) at 0.0067 USD is USD 67.00 = 6,700 cents; USD 1.00 at 150 JPY is JPY 150.
+    assert.equal(convertMinor(10_000, 'JPY', 'USD', 0.0067), 6700);
+    assert.equal(convertMinor(100, 'USD', 'JPY', 150), 150);
+    assert.equal(convertMinor(100, 'EUR', 'USD', 1.1), 110);
   });
 
   test('BUYER_SETUP_REQUIRED as in REST (buyer_reason ACCOUNT_SETUP_REQUIRED); a seller credential cannot buy', async () => {

@@ -18,7 +18,7 @@ import {
   type NewMediaBuy,
   refused,
 } from '../../buying/index.ts';
-import { type Acting, type Catalog, fromMinor } from '../../catalog/index.ts';
+import { type Acting, type Catalog, CURRENCIES, fromMinor } from '../../catalog/index.ts';
 import { allows, type Caller } from '../../credentials/index.ts';
 import { sandboxDenied, termsAcceptanceRequired } from '../../media-buying-errors.ts';
 import { AdcpError, type AdcpErrorBody, type McpTool, type McpToolContext } from '../contract.ts';
@@ -38,7 +38,7 @@ export const IDEMPOTENCY_KEY = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{16,2
 const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
 const INSTANT = { type: 'string', format: 'date-time', maxLength: 40 } as const;
 const MONEY = { type: 'number', minimum: 0, maximum: 100_000_000_000 } as const;
-const CURRENCY = { type: 'string', pattern: '^[A-Z]{3}$' } as const;
+const CURRENCY = { type: 'string', enum: CURRENCIES } as const;
 const VERSION = {
   adcp_version: { type: 'string', maxLength: 16 },
   adcp_major_version: { type: 'integer', minimum: 1, maximum: 99 },
