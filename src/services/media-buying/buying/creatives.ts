@@ -166,7 +166,7 @@ export class CreativeDesk {
       results.push(
         failure
           ? { creative_id: c.creativeId, action: 'failed', errors: [failure] }
-          : await this.store(tx, acting, advertiserId, c, now),
+          : await this.store(tx, acting, { advertiserId, storefrontId }, c, now),
       );
     }
     if (input.deleteMissing && failures.size === 0) {
@@ -176,7 +176,9 @@ export class CreativeDesk {
         .set({ status: 'archived', updatedAt: now })
         .where(
           and(
+            // The account's creatives only: the advertiser's on this storefront.
             eq(creatives.advertiserId, advertiserId),
+            eq(creatives.storefrontId, storefrontId),
             isNotNull(creatives.buyerCreativeId),
             ne(creatives.status, 'archived'),
             ...(kept.length > 0 ? [notInArray(creatives.buyerCreativeId, kept)] : []),
@@ -245,43 +247,25 @@ export class CreativeDesk {
     return { advertiserId, storefrontId, link };
   }
 
-  /** Stores an admitted creative (by the buyer's id, per advertiser) as `approved`. */
+  /**
+   * Stores an admitted creative (by the buyer's id, per account: advertiser x storefront) as `approved`. A new one is
+   * inserted with `ON CONFLICT DO NOTHING`, so a concurrent sync of the same new id waits on the unique index and then
+   * updates the row the other made (never a unique violation).
+   */
   private async store(
     tx: Executor,
     acting: Acting,
-    advertiserId: number,
+    account: { advertiserId: number; storefrontId: number },
     c: SyncedCreative,
     now: Date,
   ): Promise<CreativeResult> {
-    const [existing] = await tx
-      .select()
-      .from(creatives)
-      .where(and(eq(creatives.advertiserId, advertiserId), eq(creatives.buyerCreativeId, c.creativeId)))
-      .for('update');
-    const same =
-      existing &&
-      existing.name === c.name &&
-      existing.status === 'approved' &&
-      canonicalize(existing.formatId) === canonicalize(c.formatId) &&
-      // jsonb does not keep key order: compare canonical JSON (RFC 8785).
-      canonicalize(existing.assets) === canonicalize(c.assets);
-    let publicId: string;
-    let action: CreativeResult['action'];
-    if (existing) {
-      publicId = existing.publicId;
-      action = same ? 'unchanged' : 'updated';
-      if (!same)
-        await tx
-          .update(creatives)
-          .set({ name: c.name, formatId: c.formatId, assets: c.assets, status: 'approved', updatedAt: now })
-          .where(eq(creatives.id, existing.id));
-    } else {
-      publicId = prefixedHexId('cr');
-      action = 'created';
-      await tx.insert(creatives).values({
-        publicId,
+    const [inserted] = await tx
+      .insert(creatives)
+      .values({
+        publicId: prefixedHexId('cr'),
         organizationId: acting.organizationId,
-        advertiserId,
+        advertiserId: account.advertiserId,
+        storefrontId: account.storefrontId,
         name: c.name,
         formatId: c.formatId,
         assets: c.assets,
@@ -289,7 +273,41 @@ export class CreativeDesk {
         buyerCreativeId: c.creativeId,
         createdAt: now,
         updatedAt: now,
-      });
+      })
+      .onConflictDoNothing({
+        target: [creatives.advertiserId, creatives.storefrontId, creatives.buyerCreativeId],
+      })
+      .returning({ publicId: creatives.publicId });
+    let publicId: string;
+    let action: CreativeResult['action'];
+    if (inserted) {
+      publicId = inserted.publicId;
+      action = 'created';
+    } else {
+      const [existing] = await tx
+        .select()
+        .from(creatives)
+        .where(
+          and(
+            eq(creatives.advertiserId, account.advertiserId),
+            eq(creatives.storefrontId, account.storefrontId),
+            eq(creatives.buyerCreativeId, c.creativeId),
+          ),
+        )
+        .for('update');
+      const same =
+        existing!.name === c.name &&
+        existing!.status === 'approved' &&
+        canonicalize(existing!.formatId) === canonicalize(c.formatId) &&
+        // jsonb does not keep key order: compare canonical JSON (RFC 8785).
+        canonicalize(existing!.assets) === canonicalize(c.assets);
+      publicId = existing!.publicId;
+      action = same ? 'unchanged' : 'updated';
+      if (!same)
+        await tx
+          .update(creatives)
+          .set({ name: c.name, formatId: c.formatId, assets: c.assets, status: 'approved', updatedAt: now })
+          .where(eq(creatives.id, existing!.id));
     }
     if (action !== 'unchanged')
       await this.organizations.audit(

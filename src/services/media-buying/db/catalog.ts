@@ -357,14 +357,22 @@ export const creatives = mediaBuying.table(
     /** AdCP assets by role (`{image: {url, width, height}, click_url: {url}}`), camelCase. */
     assets: jsonb('assets').$type<Record<string, unknown>>().notNull(),
     status: text('status', { enum: CREATIVE_STATUSES }).notNull(),
-    /** The buyer's own id (AdCP `creative_id` of `sync_creatives`), unique per advertiser; null for REST creatives. */
+    /**
+     * The buyer's own id (AdCP `creative_id` of `sync_creatives`), unique per account (advertiser x storefront); null
+     * for REST creatives.
+     */
     buyerCreativeId: text('buyer_creative_id'),
+    /**
+     * The storefront a synced creative was sent to (with the advertiser, the AdCP account it belongs to: its review,
+     * and `delete_missing`, are that account's); null for REST creatives.
+     */
+    storefrontId: ref('storefront_id').references(() => storefronts.id),
     createdAt: at('created_at').notNull(),
     updatedAt: at('updated_at').notNull(),
   },
   (t) => [
     index('creatives_org_idx').on(t.organizationId, t.id),
-    uniqueIndex('creatives_buyer_id_uq').on(t.advertiserId, t.buyerCreativeId),
+    uniqueIndex('creatives_buyer_id_uq').on(t.advertiserId, t.storefrontId, t.buyerCreativeId),
   ],
 );
 

@@ -15,6 +15,7 @@ import { convertMinor } from '../catalog/index.ts';
 import {
   advertiserAccounts,
   campaigns,
+  creatives,
   deliveryMetrics,
   discoveryQuotes,
   discoverySessions,
@@ -893,6 +894,61 @@ describe('MCP buying tools (issue 18)', () => {
     assert.equal(convertMinor(10_000, 'JPY', 'USD', 0.0067), 6700);
     assert.equal(convertMinor(100, 'USD', 'JPY', 150), 150);
     assert.equal(convertMinor(100, 'EUR', 'USD', 1.1), 110);
+  });
+
+  test("sync_creatives: delete_missing archives only the account's creatives (advertiser x storefront); concurrent syncs of one new creative_id never fail", async () => {
+    await settings(demoSf, {});
+    await settings(europeSf, {});
+    await faults(demoSf, {});
+    await faults(europeSf, {});
+    const [euLink] = await svc.db
+      .select({ publicId: advertiserAccounts.publicId })
+      .from(advertiserAccounts)
+      .where(
+        and(
+          eq(advertiserAccounts.storefrontId, europeSf.id),
+          eq(advertiserAccounts.organizationId, buyer.caller.organization!.id),
+        ),
+      );
+    const creative = (id: string) => ({
+      creative_id: id,
+      name: id,
+      format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' },
+      assets: {
+        image: { asset_type: 'image', url: 'https://cdn.example/b.png', width: 300, height: 250 },
+        click_url: { asset_type: 'url', url: 'https://example.com' },
+      },
+    });
+    const sync = (sf: Sf, account: string, ids: string[], deleteMissing = false) =>
+      call(at(sf), 'sync_creatives', {
+        idempotency_key: key(),
+        account: { account_id: account },
+        creatives: ids.map(creative),
+        ...(deleteMissing ? { delete_missing: true } : {}),
+      });
+    ok(await sync(demoSf, demoAccount, ['scoped-demo']));
+    ok(await sync(europeSf, euLink!.publicId, ['scoped-eu']));
+    const swept = ok(await sync(europeSf, euLink!.publicId, ['scoped-eu'], true)) as {
+      creatives: { creative_id: string; action: string }[];
+    };
+    assert.deepEqual(
+      swept.creatives.filter((c) => c.action === 'deleted').map((c) => c.creative_id),
+      [],
+      'nothing of the demo storefront is deleted',
+    );
+    const [demoCreative] = await svc.db
+      .select({ status: creatives.status })
+      .from(creatives)
+      .where(eq(creatives.buyerCreativeId, 'scoped-demo'));
+    assert.equal(demoCreative!.status, 'approved');
+
+    const raced = await Promise.all([
+      sync(demoSf, demoAccount, ['raced-new']),
+      sync(demoSf, demoAccount, ['raced-new']),
+    ]);
+    for (const r of raced) assert.notEqual(r.isError, true, r.content[0]?.text);
+    const actions = raced.map((r) => (ok(r) as { creatives: { action: string }[] }).creatives[0]!.action);
+    assert.deepEqual(actions.sort(), ['created', 'unchanged']);
   });
 
   test('BUYER_SETUP_REQUIRED as in REST (buyer_reason ACCOUNT_SETUP_REQUIRED); a seller credential cannot buy', async () => {
