@@ -43,7 +43,7 @@ import {
   semanticValidation,
 } from '../media-buying-errors.ts';
 import type { Actor, Organizations } from '../organizations/index.ts';
-import { CURRENCIES, convertMinor, exponentOf, fromMinor, toMinor } from './money.ts';
+import { CURRENCIES, convertMinor, fromMinor, toMinor } from './money.ts';
 
 /** Who acts, in which organization (the audit log's actor plus the tenancy). */
 export interface Acting extends Actor {
