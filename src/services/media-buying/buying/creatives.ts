@@ -155,7 +155,7 @@ export class CreativeDesk {
           rejected: [...failures].map(([creative_id, e]) => ({ creative_id, code: e.code })),
         },
         buyer_reason: {
-          code: 'destination_destructive_sync_blocked',
+          code: 'INVALID_REQUEST',
           message: 'Nothing was forwarded: fix or drop the rejected creatives.',
         },
       });

@@ -27,7 +27,10 @@ export class BuyingRefusal extends Error {
   constructor(body: RefusalBody) {
     super(body.message);
     this.name = 'BuyingRefusal';
-    this.body = body;
+    this.body =
+      body.recovery === 'correctable' && !body.buyer_reason
+        ? { ...body, buyer_reason: { code: buyerReasonCode(body.code), message: body.message } }
+        : body;
   }
 }
 
@@ -50,6 +53,40 @@ export function outcomeDetails(
 }
 
 /** An error refused before dispatch (`not_dispatched`), with an optional buyer reason whose recovery agrees. */
+/** Buyer-reason codes (AdCP `enums/error-code.json`) of this service's own buyer-actionable codes. */
+const OWN_BUYER_REASONS: Record<string, string> = {
+  CURRENCY_MISMATCH: 'INVALID_REQUEST',
+  FX_QUOTE_EXPIRED: 'REQUOTE_REQUIRED',
+  CAPABILITY_NOT_SUPPORTED: 'UNSUPPORTED_FEATURE',
+  IDEMPOTENCY_CONFLICT: 'IDEMPOTENCY_CONFLICT',
+};
+
+/** AdCP error codes a buyer reason may carry as they are. */
+const ADCP_CODES = new Set([
+  'INVALID_REQUEST',
+  'ACCOUNT_NOT_FOUND',
+  'ACCOUNT_SETUP_REQUIRED',
+  'ACCOUNT_PAYMENT_REQUIRED',
+  'BUDGET_TOO_LOW',
+  'BUDGET_EXCEEDED',
+  'MEDIA_BUY_NOT_FOUND',
+  'REFERENCE_NOT_FOUND',
+  'PRODUCT_NOT_FOUND',
+  'PRODUCT_UNAVAILABLE',
+  'UNSUPPORTED_FEATURE',
+  'INVALID_PRICING_OPTION',
+  'VALIDATION_ERROR',
+]);
+
+/**
+ * The `buyer_reason.code` of a buyer-actionable (`correctable`) error (spec "Errors": such errors of
+ * `create_media_buy`, `update_media_buy` and `sync_creatives` carry a `buyer_reason`): the AdCP code itself, or the
+ * AdCP code closest to this service's own, else `INVALID_REQUEST`.
+ */
+function buyerReasonCode(code: string): string {
+  return OWN_BUYER_REASONS[code] ?? (ADCP_CODES.has(code) ? code : 'INVALID_REQUEST');
+}
+
 export function refused(body: {
   code: string;
   message: string;

@@ -71,6 +71,10 @@ function conflict(): AdcpError {
       'This idempotency_key was already used with different arguments; use a new key for a new request.',
     recovery: 'correctable',
     field: 'idempotency_key',
+    buyer_reason: {
+      code: 'IDEMPOTENCY_CONFLICT',
+      message: 'This idempotency_key was already used with different arguments; use a new key.',
+    },
   });
 }
 

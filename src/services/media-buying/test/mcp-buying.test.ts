@@ -70,7 +70,18 @@ describe('MCP buying tools (issue 18)', () => {
     const result = await callTool(t, ctx, name, args);
     if (!result.isError)
       assert.deepEqual(adcpSchemaErrors(response, result.structuredContent), [], `${name} result`);
-    else assert.deepEqual(adcpSchemaErrors('core/error.json', adcpError(result)), [], `${name} error`);
+    else {
+      const error = adcpError(result);
+      assert.deepEqual(adcpSchemaErrors('core/error.json', error), [], `${name} error`);
+      // Spec "Errors": a buyer-actionable error of these tools carries a buyer_reason (an AdCP code). The MCP
+      // layer's own argument validation (VALIDATION_ERROR, mcp-core's) is not the tool's.
+      if (
+        error.recovery === 'correctable' &&
+        error.code !== 'VALIDATION_ERROR' &&
+        !['sync_accounts', 'list_accounts'].includes(name)
+      )
+        assert.ok(error.buyer_reason?.code, `${name} ${error.code} without buyer_reason`);
+    }
     return result;
   };
   const ops = (method: 'PUT' | 'POST', url: string, payload?: unknown) =>
