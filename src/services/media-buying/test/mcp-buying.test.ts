@@ -643,6 +643,23 @@ describe('MCP buying tools (issue 18)', () => {
       ext.per_source.map((s) => [s.source_id, s.error.code, s.recovery]),
       [[streamingSf.publicId, 'ACCOUNT_SETUP_REQUIRED', 'terminal']],
     );
+    // total_budget is the whole request's (1000 + 100), not each leg's.
+    const withTotal = ok(
+      await call(buyer, 'create_media_buy', {
+        ...two,
+        idempotency_key: key(),
+        total_budget: { amount: 1100, currency: 'USD' },
+      }),
+    );
+    assert.equal((withTotal.ext as { media_buys: unknown[] }).media_buys.length, 1);
+    const mismatch = adcpError(
+      await call(buyer, 'create_media_buy', {
+        ...two,
+        idempotency_key: key(),
+        total_budget: { amount: 1000, currency: 'USD' },
+      }),
+    );
+    assert.deepEqual([mismatch.code, mismatch.details?.reason], ['INVALID_REQUEST', 'total_budget_mismatch']);
     await faults(demoSf, { create: 'not_dispatched' });
     const none = adcpError(await call(buyer, 'create_media_buy', { ...two, idempotency_key: key() }));
     assert.equal(none.details?.reason, 'all_sources_failed');

@@ -220,17 +220,6 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
         ...(p.ext?.quote_id ? { quoteId: p.ext.quote_id } : {}),
       })),
     };
-    if (args.total_budget) {
-      const sum = pkgs.reduce((s, p) => s + p.budget, 0);
-      if (Math.abs(sum - args.total_budget.amount) > 1e-6)
-        throw refused({
-          code: 'INVALID_REQUEST',
-          message: 'total_budget.amount must equal the sum of the package budgets.',
-          recovery: 'correctable',
-          reason: 'total_budget_mismatch',
-          field: 'total_budget.amount',
-        });
-    }
     const { buy, packages: rows, account } = await desk.create(tx, acting, storefront, input);
     return {
       status: 'completed',
@@ -369,6 +358,18 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
       const acting = await requireBuyerWriter(ctx, catalog, true);
       return idempotency.run(ctx, 'create_media_buy', raw, (tx) =>
         adcp(async () => {
+          // total_budget is the whole request's: checked once over every package, before the split per source.
+          if (args.total_budget) {
+            const sum = args.packages.reduce((t, p) => t + p.budget, 0);
+            if (Math.abs(sum - args.total_budget.amount) > 1e-6)
+              throw refused({
+                code: 'INVALID_REQUEST',
+                message: 'total_budget.amount must equal the sum of the package budgets.',
+                recovery: 'correctable',
+                reason: 'total_budget_mismatch',
+                field: 'total_budget.amount',
+              });
+          }
           const groups = await groupBySource(tx, ctx, args.packages);
           if (ctx.storefront) {
             const [group] = groups.values();
