@@ -1018,6 +1018,13 @@ describe('MCP buying tools (issue 18)', () => {
     assert.equal(write.code, 'UNBOUND_FREE_WRITE_PROHIBITED');
   });
 
+  test('list_accounts needs buyer read access: PERMISSION_DENIED without it', async () => {
+    const noBuyer: McpToolContext = { ...buyer, caller: { ...buyer.caller, access: {} } };
+    const denied = adcpError(await call(noBuyer, 'list_accounts', {}));
+    assert.deepEqual([denied.code, denied.recovery], ['PERMISSION_DENIED', 'terminal']);
+    assert.equal((ok(await call(buyer, 'list_accounts', {})).accounts as unknown[]).length > 0, true);
+  });
+
   test('stored answers expire after 24 hours (by the clock): the key runs again', async () => {
     const args = createArgs({ end_time: '2026-12-20T00:00:00Z' });
     const first = ok(await call(at(demoSf), 'create_media_buy', args));

@@ -13,10 +13,12 @@
  *   storefront), oldest first, filtered by `status`, in AdCP pages (`pagination.max_results` 1-100, default 50; an
  *   opaque `cursor`; `has_more`, `total_count`).
  */
+
 import { and, asc, count, eq, gt } from 'drizzle-orm';
 import type { Db, Tx } from '../../../../platform/database.ts';
 import { ApiError } from '../../../../platform/errors.ts';
 import type { Acting, Catalog } from '../../catalog/index.ts';
+import { allows } from '../../credentials/index.ts';
 import { ACCOUNT_LINK_STATUSES, advertiserAccounts, advertisers, storefronts } from '../../db/schema.ts';
 import { AdcpError, type McpTool } from '../contract.ts';
 import type { McpIdempotency } from '../idempotency.ts';
@@ -214,6 +216,13 @@ export function createAccountTools(deps: AccountToolDeps): McpTool[] {
       const organization = ctx.caller.organization;
       if (organization?.kind !== 'buyer')
         return { status: 'completed', accounts: [], pagination: { has_more: false, total_count: 0 } };
+      // The MCP layer checks the sandbox and the caller centrally; reading account links needs buyer read access.
+      if (!allows(ctx.caller.access, 'buyer', 'read'))
+        throw new AdcpError({
+          code: 'PERMISSION_DENIED',
+          message: 'This credential cannot read account links: it needs read access to the Buyer Account.',
+          recovery: 'terminal',
+        });
       const args = raw as { status?: string; pagination?: { max_results?: number; cursor?: string } };
       const take = args.pagination?.max_results ?? 50;
       const after = args.pagination?.cursor === undefined ? 0 : decodeCursor(args.pagination.cursor);
