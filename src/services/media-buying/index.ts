@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../platform/jobs.ts';
 import type { ServiceDefinition } from '../../platform/service.ts';
 import { ActivationSandbox, anonymousCleanupTask } from './activation/index.ts';
+import { CreativeDesk, MediaBuyDesk, SimulatedBuyingPlatform } from './buying/index.ts';
 import {
   BuyerLists,
   Catalog,
@@ -24,7 +25,7 @@ import {
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
 import { Mailer, sendMailTask } from './mail/index.ts';
-import { createMcp, createMcpOAuth, type McpSessions } from './mcp/index.ts';
+import { createMcp, createMcpOAuth, McpIdempotency, type McpSessions } from './mcp/index.ts';
 import { readMediaBuyingConfig, uiOriginOf } from './media-buying-config.ts';
 import { formatMediaBuyingError } from './media-buying-errors.ts';
 import { Organizations } from './organizations/index.ts';
@@ -169,6 +170,9 @@ export const mediaBuyingService: ServiceDefinition = {
     const discovery = new Discovery(ctx.db, ctx.clock, catalog);
     const lists = new BuyerLists(ctx.db);
     const delivery = new DeliveryRunner(ctx.db, ctx.clock, new SimulatedAdPlatform());
+    // Part 3: the ad platform behind its adapter (the simulator; a real platform's adapter is configured here).
+    const adPlatform = new SimulatedBuyingPlatform();
+    const desk = new MediaBuyDesk(ctx.db, ctx.clock, catalog, organizations, adPlatform);
     const sandbox = new ActivationSandbox(ctx.db, ctx.clock, credentials.signingKeys, publicUrl);
     const mcp = createMcp({
       db: ctx.db,
@@ -178,6 +182,10 @@ export const mediaBuyingService: ServiceDefinition = {
       lists,
       publicUrl,
       logger: ctx.logger,
+      catalog,
+      desk,
+      creatives: new CreativeDesk(ctx.clock, organizations, adPlatform),
+      idempotency: new McpIdempotency(ctx.idempotency),
     });
     const textingConfig = readTextingConfig(ctx.config.env);
     // The carrier: the built-in simulator (a real carrier adapter is configured here, behind the same interface).
@@ -226,6 +234,7 @@ export const mediaBuyingService: ServiceDefinition = {
           lists,
           sandbox,
           delivery,
+          desk,
           texting: { texting, simulator: carrier, webhookSecret },
           mcp: mcp.transport,
           mcpOAuth,

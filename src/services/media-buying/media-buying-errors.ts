@@ -227,6 +227,21 @@ export function signInRequired(message: string): ApiError {
   });
 }
 
+/**
+ * 503 `FX_RATE_UNAVAILABLE` (spec "Errors", transient): no `from`/`to` rate is available now to count a buy in another
+ * currency against its campaign's budget; retry later.
+ */
+export function fxRateUnavailable(from: string, to: string): ApiError {
+  return new ApiError(
+    503,
+    MediaBuyingCode.fxRateUnavailable,
+    `No ${from}/${to} rate is available now; retry later.`,
+    {
+      details: { from, to },
+    },
+  );
+}
+
 /** 503 `SERVICE_UNAVAILABLE`: a dependency is down; retry (it does not mean terms need accepting). */
 export function serviceUnavailable(message: string): ApiError {
   return new ApiError(503, MediaBuyingCode.serviceUnavailable, message);

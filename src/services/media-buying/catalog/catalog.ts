@@ -36,13 +36,14 @@ import {
   buyerSetupRequired,
   conflict,
   currencyMismatch,
+  fxRateUnavailable,
   insufficientMediaBudget,
   notFound,
   pricingNotConfigured,
   semanticValidation,
 } from '../media-buying-errors.ts';
 import type { Actor, Organizations } from '../organizations/index.ts';
-import { fromMinor, toMinor } from './money.ts';
+import { CURRENCIES, convertMinor, fromMinor, toMinor } from './money.ts';
 
 /** Who acts, in which organization (the audit log's actor plus the tenancy). */
 export interface Acting extends Actor {
@@ -80,6 +81,22 @@ export interface MediaBuyInput {
   startTime?: Date;
   endTime?: Date;
   packages: { productId: string; pricingOptionId: string; budget: number; impressions?: number }[];
+  /**
+   * ISO 4217 of the package budgets (default: the campaign's). Another currency than the campaign's needs
+   * {@link MediaBuyOptions.fxRate} (the MCP tools; REST buys are in the campaign's currency).
+   */
+  currency?: string;
+}
+
+/** How part 3 creates a media buy through {@link Catalog.createMediaBuy}. */
+export interface MediaBuyOptions {
+  /**
+   * The rate converting one unit of `from` into `to` (today's, on the injected clock) for counting a buy in another
+   * currency against its campaign's budget. @throws whatever the caller's FX source throws for a missing rate.
+   */
+  fxRate?: (from: string, to: string) => Promise<number>;
+  /** Held for the operator's approval: `pending_start`, unconfirmed (`confirmedAt` null) until dispatched. */
+  provisional?: boolean;
 }
 
 /** The buying and selling records (module comment). */
@@ -320,6 +337,7 @@ export class Catalog {
     acting: Acting,
     accountPublicId: string,
     decision: AccountLinkDecision,
+    balanceDue?: number,
   ) {
     const [row] = await tx
       .select()
@@ -340,10 +358,23 @@ export class Catalog {
         status: row.status,
         decision,
       });
+    // The balance: `require_payment` records what is owed (decimal major units; omitted: unchanged), `mark_paid`
+    // clears it.
+    let balanceDueMinor = row.balanceDueMinor;
+    if (decision === 'mark_paid') balanceDueMinor = 0;
+    if (decision === 'require_payment' && balanceDue !== undefined) {
+      const owed = toMinor(balanceDue, row.currency);
+      if (owed === null)
+        throw semanticValidation([
+          { field: 'balanceDue', location: 'body', message: `has more decimals than ${row.currency} allows` },
+        ]);
+      balanceDueMinor = owed;
+    }
     const [updated] = await tx
       .update(advertiserAccounts)
       .set({
         status: rule.to,
+        balanceDueMinor,
         revision: sql`${advertiserAccounts.revision} + 1`,
         updatedAt: this.clock.now(),
       })
@@ -370,6 +401,64 @@ export class Catalog {
       metadata,
     );
     return { row: updated!, changed: true };
+  }
+
+  /**
+   * Records a payment of the buyer on an account link of one of the seller's storefronts (decimal major units of the
+   * link's currency): the balance goes down (never below 0); a `payment_required` link whose balance is cleared
+   * becomes `active` (spec "Storefront account link").
+   * @throws ApiError 404; 422 `VALIDATION_ERROR` on `amount` (more decimals than the currency has, or 0).
+   */
+  async recordAccountPayment(tx: Executor, acting: Acting, accountPublicId: string, amount: number) {
+    const [row] = await tx
+      .select()
+      .from(advertiserAccounts)
+      .where(
+        and(
+          eq(advertiserAccounts.publicId, accountPublicId),
+          eq(advertiserAccounts.sellerOrganizationId, acting.organizationId),
+        ),
+      )
+      .for('update');
+    if (!row) throw notFound('Account', accountPublicId);
+    const paid = toMinor(amount, row.currency);
+    if (paid === null || paid === 0)
+      throw semanticValidation([
+        {
+          field: 'amount',
+          location: 'body',
+          message: `must be positive with at most ${row.currency}'s decimals`,
+        },
+      ]);
+    const balanceDueMinor = Math.max(0, row.balanceDueMinor - paid);
+    const cleared = balanceDueMinor === 0 && row.status === 'payment_required';
+    const [updated] = await tx
+      .update(advertiserAccounts)
+      .set({
+        balanceDueMinor,
+        ...(cleared ? { status: 'active' as const } : {}),
+        revision: sql`${advertiserAccounts.revision} + 1`,
+        updatedAt: this.clock.now(),
+      })
+      .where(eq(advertiserAccounts.id, row.id))
+      .returning();
+    const metadata = {
+      amount,
+      balanceDue: fromMinor(balanceDueMinor, row.currency),
+      from: row.status,
+      to: updated!.status,
+    };
+    for (const organizationId of [acting.organizationId, row.organizationId])
+      await this.organizations.audit(
+        tx,
+        organizationId,
+        acting,
+        'account.payment_recorded',
+        'account',
+        accountPublicId,
+        metadata,
+      );
+    return updated!;
   }
 
   /** The public ids an account link's view names (advertiser, storefront, Seller Account). */
@@ -620,7 +709,7 @@ export class Catalog {
    * `INSUFFICIENT_MEDIA_BUDGET`). The storefront's Seller Account and the operator domain are persisted on the buy.
    * The campaign row is locked so concurrent buys cannot overspend it.
    */
-  async createMediaBuy(tx: Executor, acting: Acting, input: MediaBuyInput) {
+  async createMediaBuy(tx: Executor, acting: Acting, input: MediaBuyInput, options: MediaBuyOptions = {}) {
     const operator = await this.requireBuyerSetup(acting.organizationId, tx);
     const [locked] = await tx
       .select()
@@ -684,7 +773,9 @@ export class Catalog {
           message: 'is sold by an archived sales agent: it cannot be bought now',
         },
       ]);
-    const currency = campaign.campaign.currency;
+    const currency = input.currency ?? campaign.campaign.currency;
+    // A currency the service does not know cannot be the sales agent's: refused before any amount is converted.
+    if (!CURRENCIES.includes(currency)) throw currencyMismatch(currency, agent.currency, 'currency');
     let requestedMinor = 0;
     const pkgs = input.packages.map((p, i) => {
       const { product } = byId.get(p.productId)!;
@@ -711,14 +802,33 @@ export class Catalog {
     });
     const [rule] = await tx.select().from(pricingRules).where(eq(pricingRules.salesAgentId, agent.id));
     if (!rule) throw pricingNotConfigured(agent.publicId);
-    if (currency !== agent.currency || currency !== storefront.currency)
+    const campaignCurrency = campaign.campaign.currency;
+    if (
+      currency !== agent.currency ||
+      currency !== storefront.currency ||
+      (currency !== campaignCurrency && !options.fxRate)
+    )
       throw currencyMismatch(
         currency,
         agent.currency !== currency ? agent.currency : storefront.currency,
-        'campaignId',
+        input.currency === undefined ? 'campaignId' : 'currency',
       );
-    const [committed] = await tx
-      .select({ total: sql<string>`coalesce(sum(${mediaBuys.totalBudgetMinor}), 0)` })
+    // Without an FX source (a caller that never buys in another currency) a live buy in another currency cannot be
+    // counted: FX_RATE_UNAVAILABLE rather than a crash.
+    const rateOf = (from: string, to: string) => {
+      if (!options.fxRate) throw fxRateUnavailable(from, to);
+      return options.fxRate(from, to);
+    };
+    // The campaign's budget counts every live buy in the campaign's currency (buys in another currency at today's rate).
+    const inCampaignCurrency = async (amountMinor: number, from: string) =>
+      from === campaignCurrency
+        ? amountMinor
+        : convertMinor(amountMinor, from, campaignCurrency, await rateOf(from, campaignCurrency));
+    const committedRows = await tx
+      .select({
+        currency: mediaBuys.currency,
+        total: sql<string>`coalesce(sum(${mediaBuys.totalBudgetMinor}), 0)`,
+      })
       .from(mediaBuys)
       .where(
         and(
@@ -726,15 +836,19 @@ export class Catalog {
           ne(mediaBuys.status, 'canceled'),
           ne(mediaBuys.status, 'rejected'),
         ),
-      );
-    const committedMinor = Number(committed!.total);
-    if (committedMinor + requestedMinor > campaign.campaign.budgetTotalMinor)
+      )
+      .groupBy(mediaBuys.currency);
+    let committedMinor = 0;
+    for (const row of committedRows)
+      committedMinor += await inCampaignCurrency(Number(row.total), row.currency);
+    const requestedInCampaign = await inCampaignCurrency(requestedMinor, currency);
+    if (committedMinor + requestedInCampaign > campaign.campaign.budgetTotalMinor)
       throw insufficientMediaBudget({
         campaignId: campaign.campaign.publicId,
-        currency,
-        budgetTotal: fromMinor(campaign.campaign.budgetTotalMinor, currency),
-        committed: fromMinor(committedMinor, currency),
-        requested: fromMinor(requestedMinor, currency),
+        currency: campaignCurrency,
+        budgetTotal: fromMinor(campaign.campaign.budgetTotalMinor, campaignCurrency),
+        committed: fromMinor(committedMinor, campaignCurrency),
+        requested: fromMinor(requestedInCampaign, campaignCurrency),
       });
     const now = this.clock.now();
     const startTime =
@@ -774,13 +888,13 @@ export class Catalog {
         advertiserAccountId: account?.id ?? null,
         operator,
         name: input.name ?? `${campaign.campaign.name} on ${storefront.name}`,
-        status: startTime <= now ? 'active' : 'pending_start',
+        status: !options.provisional && startTime <= now ? 'active' : 'pending_start',
         currency,
         totalBudgetMinor: requestedMinor,
         platformFeeBps: rule.platformFeeBps,
         startTime,
         endTime,
-        confirmedAt: now,
+        confirmedAt: options.provisional ? null : now,
         createdAt: now,
         updatedAt: now,
       })

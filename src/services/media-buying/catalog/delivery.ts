@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { defineTask } from '../../../platform/jobs.ts';
@@ -112,14 +112,23 @@ export class DeliveryRunner {
       const started = await tx
         .update(mediaBuys)
         .set({ status: 'active', updatedAt: now, revision: sql`${mediaBuys.revision} + 1` })
-        .where(and(eq(mediaBuys.status, 'pending_start'), lte(mediaBuys.startTime, now)))
+        // Only confirmed buys start: a buy held for the operator's approval (`confirmed_at` null) stays provisional.
+        .where(
+          and(
+            eq(mediaBuys.status, 'pending_start'),
+            lte(mediaBuys.startTime, now),
+            isNotNull(mediaBuys.confirmedAt),
+          ),
+        )
         .returning({ organizationId: mediaBuys.organizationId, publicId: mediaBuys.publicId });
       for (const b of started) await this.audit(tx, b, 'media_buy.started', 'pending_start', 'active', now);
     });
     const live = await this.db
       .select({ id: mediaBuys.id })
       .from(mediaBuys)
-      .where(and(eq(mediaBuys.status, 'active'), lte(mediaBuys.startTime, now)))
+      .where(
+        and(eq(mediaBuys.status, 'active'), lte(mediaBuys.startTime, now), isNotNull(mediaBuys.confirmedAt)),
+      )
       .orderBy(asc(mediaBuys.id));
     let written = 0;
     for (const { id } of live) written += await this.runBuy(id, now);

@@ -13,5 +13,5 @@ export {
 export { DeliveryRunner, SimulatedAdPlatform, simulateDeliveryTask } from './delivery.ts';
 export { Discovery, NEW_DISCOVERY } from './discovery.ts';
 export { BuyerLists, DEFAULT_TAKE, LIST_CAPS } from './lists.ts';
-export { CURRENCIES, fromMinor } from './money.ts';
+export { CURRENCIES, convertMinor, fromMinor, toMinor } from './money.ts';
 export * from './views.ts';

@@ -46,3 +46,13 @@ export function fromMinor(minor: number, currency: string): number {
   const exponent = exponentOf(currency);
   return Number((minor / 10 ** exponent).toFixed(exponent));
 }
+
+/**
+ * Converts an amount in minor units of `from` to minor units of `to` at `rate` (one major unit of `from` in major
+ * units of `to`), rounded up (a budget check never undercounts): the minor-unit exponents of both currencies apply
+ * (USD 1.00 = 100 minor units -> JPY at 150 = 150 minor units).
+ */
+export function convertMinor(amountMinor: number, from: string, to: string, rate: number): number {
+  // Floating-point noise (100 * 1.1 = 110.00000000000001) is not a minor unit more.
+  return Math.ceil(amountMinor * rate * 10 ** (exponentOf(to) - exponentOf(from)) - 1e-6);
+}

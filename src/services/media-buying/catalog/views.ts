@@ -90,6 +90,8 @@ export function advertiserAccountView(
     status: row.status,
     operator: row.operator,
     currency: row.currency,
+    /** The outstanding balance the seller recorded, decimal major units of `currency`. */
+    balanceDue: fromMinor(row.balanceDueMinor, row.currency),
     revision: row.revision,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

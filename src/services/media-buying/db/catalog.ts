@@ -203,6 +203,11 @@ export const advertiserAccounts = mediaBuying.table(
     /** Operator domain of the Buyer Account when the link was requested. */
     operator: text('operator').notNull(),
     currency: text('currency').notNull(),
+    /**
+     * The outstanding balance the seller recorded (minor units of {@link currency}): `payment_required` moves back to
+     * `active` when it is cleared (spec "Storefront account link").
+     */
+    balanceDueMinor: minor('balance_due_minor').notNull().default(0),
     revision: integer('revision').notNull().default(1),
     createdAt: at('created_at').notNull(),
     updatedAt: at('updated_at').notNull(),
@@ -352,10 +357,23 @@ export const creatives = mediaBuying.table(
     /** AdCP assets by role (`{image: {url, width, height}, click_url: {url}}`), camelCase. */
     assets: jsonb('assets').$type<Record<string, unknown>>().notNull(),
     status: text('status', { enum: CREATIVE_STATUSES }).notNull(),
+    /**
+     * The buyer's own id (AdCP `creative_id` of `sync_creatives`), unique per account (advertiser x storefront); null
+     * for REST creatives.
+     */
+    buyerCreativeId: text('buyer_creative_id'),
+    /**
+     * The storefront a synced creative was sent to (with the advertiser, the AdCP account it belongs to: its review,
+     * and `delete_missing`, are that account's); null for REST creatives.
+     */
+    storefrontId: ref('storefront_id').references(() => storefronts.id),
     createdAt: at('created_at').notNull(),
     updatedAt: at('updated_at').notNull(),
   },
-  (t) => [index('creatives_org_idx').on(t.organizationId, t.id)],
+  (t) => [
+    index('creatives_org_idx').on(t.organizationId, t.id),
+    uniqueIndex('creatives_buyer_id_uq').on(t.advertiserId, t.storefrontId, t.buyerCreativeId),
+  ],
 );
 
 /** Daily delivery of one package (the ad-platform adapter's numbers), one row per package and UTC day. */

@@ -787,6 +787,8 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
   ],
 );
 
+/** Part 3's buying-layer tables (simulator faults, storefront buying settings, dispatches). */
+export * from './buying.ts';
 /** Part 2's tables (catalog, buying records, discovery, activation sandbox). */
 export * from './catalog.ts';
 /** Part 4's tables (text lines, consent, outbox, inbound texts). */

@@ -13,10 +13,12 @@ import type { MediaBuyingCredentials } from '../credentials/index.ts';
 import { storefronts } from '../db/schema.ts';
 import { McpDispatcher } from './dispatch.ts';
 import { McpSessions } from './sessions.ts';
-import { createMcpTools } from './tools/index.ts';
+import { createMcpTools, type McpToolDeps } from './tools/index.ts';
 import { McpTransport } from './transport.ts';
 
 export { MCP_ENDPOINTS, type McpTarget, mcpTargetOfPath, protectedResourceMetadataPath } from './contract.ts';
+export { errorBodyOf } from './dispatch.ts';
+export { McpIdempotency } from './idempotency.ts';
 export {
   createMcpOAuth,
   liveResourceOfPath,
@@ -25,20 +27,21 @@ export {
   protectedResourceMetadata,
   RegistrationError,
 } from './oauth/index.ts';
-export { errorBodyOf } from './dispatch.ts';
 export { MCP_SESSION_IDLE_SECONDS, McpSessions } from './sessions.ts';
 export type { McpTransport } from './transport.ts';
 
 /** Builds the MCP layer (module comment). */
-export function createMcp(deps: {
-  db: Db;
-  clock: Clock;
-  credentials: MediaBuyingCredentials;
-  discovery: Discovery;
-  lists: BuyerLists;
-  publicUrl: () => string;
-  logger?: AppLogger;
-}): { transport: McpTransport; sessions: McpSessions } {
+export function createMcp(
+  deps: McpToolDeps & {
+    db: Db;
+    clock: Clock;
+    credentials: MediaBuyingCredentials;
+    discovery: Discovery;
+    lists: BuyerLists;
+    publicUrl: () => string;
+    logger?: AppLogger;
+  },
+): { transport: McpTransport; sessions: McpSessions } {
   const sessions = new McpSessions(deps.db, deps.clock);
   const dispatcher = new McpDispatcher(createMcpTools(deps), deps.logger);
   const transport = new McpTransport({

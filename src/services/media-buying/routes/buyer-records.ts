@@ -461,14 +461,20 @@ export function registerBuyerRecordRoutes(app: ServiceApp, ctx: MediaBuyingRoute
     async (request, reply) => {
       const caller = ctx.caller(request);
       const b = request.body;
-      const created = await db.transaction((tx) =>
-        catalog.createMediaBuy(tx, actingOf(caller), {
-          campaignId: b.campaignId,
-          name: b.name?.trim(),
-          startTime: b.startTime ? new Date(b.startTime) : undefined,
-          endTime: b.endTime ? new Date(b.endTime) : undefined,
-          packages: b.packages,
-        }),
+      const created = await db.transaction(async (tx) =>
+        catalog.createMediaBuy(
+          tx,
+          actingOf(caller),
+          {
+            campaignId: b.campaignId,
+            name: b.name?.trim(),
+            startTime: b.startTime ? new Date(b.startTime) : undefined,
+            endTime: b.endTime ? new Date(b.endTime) : undefined,
+            packages: b.packages,
+          },
+          // The campaign may fund buys in other currencies (made over MCP): they count at the ad platform's rate.
+          { fxRate: await ctx.deps.desk.fxSourceFor(tx, b.packages[0]?.productId ?? '') },
+        ),
       );
       return reply
         .code(201)

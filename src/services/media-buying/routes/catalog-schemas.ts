@@ -136,6 +136,10 @@ export const AdvertiserAccount = Type.Object({
   status: StringEnum(ACCOUNT_LINK_STATUSES),
   operator: Type.String(),
   currency: Type.String(),
+  balanceDue: Type.Number({
+    description:
+      'The outstanding balance (decimal major units): `payment_required` becomes `active` when it is cleared',
+  }),
   revision: Type.Integer(),
   createdAt: Instant,
   updatedAt: Instant,

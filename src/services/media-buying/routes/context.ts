@@ -11,6 +11,7 @@ import type { Db } from '../../../platform/database.ts';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { type ActivationSandbox, decide } from '../activation/index.ts';
+import type { MediaBuyDesk } from '../buying/index.ts';
 import type { BuyerLists, Catalog, DeliveryRunner, Discovery } from '../catalog/index.ts';
 import {
   type AccessLevel,
@@ -55,6 +56,8 @@ export interface MediaBuyingRouteDeps {
   lists: BuyerLists;
   sandbox: ActivationSandbox;
   delivery: DeliveryRunner;
+  /** Part 3: media buys through the ad-platform adapters (the operator's approval of held buys). */
+  desk: MediaBuyDesk;
 }
 
 /** What a route requires of its caller. */

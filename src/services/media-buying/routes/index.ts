@@ -13,6 +13,7 @@ import { registerAdvertiserRoutes } from './advertisers.ts';
 import { registerAuthRoutes } from './auth.ts';
 import { registerBuyerAgentRoutes } from './buyer-agents.ts';
 import { registerBuyerRecordRoutes } from './buyer-records.ts';
+import { registerBuyingOpsRoutes } from './buying-ops.ts';
 import { registerCarrierWebhookRoutes } from './carrier-webhooks.ts';
 import { registerCommunicationRoutes } from './communications.ts';
 import { registerCommunicationOpsRoutes } from './communications-ops.ts';
@@ -61,6 +62,7 @@ export function registerMediaBuyingRoutes(
   registerActivationRoutes(app, ctx);
   registerStorefrontRoutes(app, ctx);
   registerOpsRoutes(app, ctx, { accounts: deps.accounts, mailer: deps.mailer });
+  registerBuyingOpsRoutes(app, ctx, deps.desk);
   const admission = createAdmission(deps);
   registerAdmissionRoutes(app, ctx, admission);
   registerAdmissionOpsRoutes(app, admission);

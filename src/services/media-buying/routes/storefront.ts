@@ -413,6 +413,14 @@ export function registerStorefrontRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
         body: Type.Object(
           {
             decision: StringEnum(Object.keys(ACCOUNT_LINK_DECISIONS) as AccountLinkDecision[]),
+            balanceDue: Type.Optional(
+              Type.Number({
+                minimum: 0,
+                maximum: 100_000_000_000,
+                description:
+                  'With `require_payment` (required there): the outstanding balance, decimal major units',
+              }),
+            ),
           },
           { additionalProperties: false, examples: [{ decision: 'approve' }] },
         ),
@@ -422,7 +430,42 @@ export function registerStorefrontRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
     async (request) => {
       const acting = actingOf(ctx.caller(request));
       const { row } = await db.transaction((tx) =>
-        catalog.decideAccountLink(tx, acting, request.params.accountId, request.body.decision),
+        catalog.decideAccountLink(
+          tx,
+          acting,
+          request.params.accountId,
+          request.body.decision,
+          request.body.balanceDue,
+        ),
+      );
+      return ctx.ok(advertiserAccountView(row, await catalog.accountLinkRefs(row.id)));
+    },
+  );
+
+  app.post(
+    '/api/v2/storefront/account-links/:accountId/payments',
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'recordAccountLinkPayment',
+        tags: ['storefront'],
+        summary:
+          'Record a payment on an account link: the balance goes down; payment_required becomes active when it is cleared',
+        security,
+        params: Type.Object({ accountId: PublicId }),
+        body: Type.Object(
+          {
+            amount: Type.Number({ minimum: 0, maximum: 100_000_000_000, description: 'Decimal major units' }),
+          },
+          { additionalProperties: false, examples: [{ amount: 250 }] },
+        ),
+        response: { 200: Envelope(AdvertiserAccount), ...writeErrors },
+      },
+    },
+    async (request) => {
+      const acting = actingOf(ctx.caller(request));
+      const row = await db.transaction((tx) =>
+        catalog.recordAccountPayment(tx, acting, request.params.accountId, request.body.amount),
       );
       return ctx.ok(advertiserAccountView(row, await catalog.accountLinkRefs(row.id)));
     },

@@ -24,6 +24,7 @@ const NOT_ORGANIZATION_RESOURCES = new Set(['/auth/verified-signup-data/{token}'
 const BODIES: Record<string, unknown> = {
   'post /api/v2/buyer/discovery/{discoveryId}/discover-products': { advertiserId: 'adv_probe' },
   'post /api/v2/storefront/account-links/{accountId}/decision': { decision: 'approve' },
+  'post /api/v2/storefront/account-links/{accountId}/payments': { amount: 1 },
   'post /api/v2/storefront/storefronts/{storefrontId}/sales-agents': { name: 'taken over', capabilities: [] },
   'put /api/v2/storefront/sales-agents/{salesAgentId}/pricing-rule': { platformFeeBps: 1 },
   'post /api/v2/storefront/storefronts/{storefrontId}/products': {
