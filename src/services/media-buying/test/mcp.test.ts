@@ -131,12 +131,16 @@ describe('media buying part 3: the MCP endpoints', () => {
       else assert.equal(transport.sessionId, undefined, 'no session in the stateless era');
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), [
+        'create_media_buy',
         'get_adcp_capabilities',
         'get_media_buy_delivery',
         'get_media_buys',
         'get_products',
+        'list_accounts',
         'list_creative_formats',
         'list_creatives',
+        'sync_creatives',
+        'update_media_buy',
       ]);
       const args = { buying_mode: 'brief', brief: 'display in the US', adcp_version: '3.1' };
       assert.deepEqual(adcpSchemaErrors('media-buy/get-products-request.json', args), []);
@@ -188,6 +192,43 @@ describe('media buying part 3: the MCP endpoints', () => {
     } finally {
       await db().update(storefronts).set({ status: 'active' }).where(eq(storefronts.id, other!.id));
     }
+  });
+
+  test('the mutating tools over the wire: sync_accounts replays its idempotency_key, the link is on the REST list, a missing key is VALIDATION_ERROR', async () => {
+    const [streaming] = await db().select().from(storefronts).where(eq(storefronts.name, 'Demo Streaming'));
+    const { client } = await connect(`/mcp/v3/storefronts/${streaming!.publicId}`, h.demo.apiKey, STATELESS);
+    const args = {
+      idempotency_key: `wire-${'k'.repeat(16)}`,
+      accounts: [
+        {
+          brand: { domain: 'demo-buyer.example', brand_id: h.demo.advertiserId },
+          operator: 'demo-buyer.example',
+          billing: 'operator',
+        },
+      ],
+    };
+    assert.deepEqual(adcpSchemaErrors('account/sync-accounts-request.json', args), []);
+    const first = await call(client, 'sync_accounts', args);
+    assert.equal(first.isError, undefined, JSON.stringify(first.structuredContent));
+    assert.deepEqual(adcpSchemaErrors('account/sync-accounts-response.json', first.structuredContent), []);
+    const link = (
+      first.structuredContent.accounts as { account_id: string; action: string; status: string }[]
+    )[0]!;
+    assert.deepEqual([link.action, link.status], ['created', 'pending_approval']);
+    const replay = await call(client, 'sync_accounts', args);
+    assert.equal(replay.structuredContent.replayed, true);
+    assert.deepEqual(replay.structuredContent.accounts, first.structuredContent.accounts);
+    const rest = await fetch(new URL('/api/v2/buyer/advertiser-accounts?take=100', base), {
+      headers: { authorization: `Bearer ${h.demo.apiKey}` },
+    });
+    const listed = ((await rest.json()) as { data: { accountId: string; status: string }[] }).data;
+    assert.deepEqual(
+      listed.filter((a) => a.accountId === link.account_id).map((a) => a.status),
+      ['pending_approval'],
+    );
+    const { idempotency_key: _omitted, ...keyless } = args;
+    const refused = await call(client, 'sync_accounts', keyless);
+    assert.equal((refused.structuredContent.adcp_error as { code: string }).code, 'VALIDATION_ERROR');
   });
 
   test('a session opened on one instance is served by another (sessions live in PostgreSQL)', async () => {
