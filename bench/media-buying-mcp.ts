@@ -1,9 +1,11 @@
 /**
- * Part 3's case of `npm run bench -- media-buying`: a stateless (MCP 2026-07-28) `tools/call` of `get_products` on
+ * Part 3's cases of `npm run bench -- media-buying`. First a stateless (MCP 2026-07-28) `tools/call` of `get_products` on
  * `/mcp/v3` with a user API key (authentication, a fresh SDK server instance, argument validation, AdCP version
- * negotiation and a new discovery session priced for the UTC day, per request), at 50 connections, against a bare
+ * negotiation and the kept discovery session of the UTC day read back, per request), at 50 connections, against a bare
  * Fastify route answering the same bytes in the same run. Target (2-core machine): >= 800 req/s. The request is the
  * one the official SDK client (`@modelcontextprotocol/client`, pinned to 2026-07-28) sends, captured once and replayed.
+ * Then the idempotent replay of one `create_media_buy` (the same `idempotency_key` and arguments: the stored answer,
+ * marked `replayed`), against the same baseline. Target: >= 1,500 req/s.
  */
 import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { bareServer, load, report } from './lib.ts';
@@ -33,8 +35,47 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
     name: 'get_products',
     arguments: { buying_mode: 'brief', adcp_version: '3.1' },
   });
-  await client.close();
   if (sample.isError || !captured) throw new Error(`get_products failed: ${JSON.stringify(sample)}`);
+  const productsCall = captured;
+  // One buy on the seeded active account link, with the first product of that storefront priced in its currency.
+  const accounts = await client.callTool({ name: 'list_accounts', arguments: { adcp_version: '3.1' } });
+  const active = (
+    (accounts.structuredContent as Record<string, unknown> | undefined)?.accounts as {
+      account_id: string;
+      status: string;
+      ext: { storefront_id: string };
+    }[]
+  ).find((a) => a.status === 'active');
+  const product = (
+    (sample.structuredContent as Record<string, unknown> | undefined)?.products as {
+      product_id: string;
+      pricing_options: { pricing_option_id: string }[];
+      ext: { storefront_id: string };
+    }[]
+  ).find((p) => p.ext.storefront_id === active?.ext.storefront_id);
+  if (!active || !product) throw new Error('no active account link with a product to buy');
+  const created = await client.callTool({
+    name: 'create_media_buy',
+    arguments: {
+      adcp_version: '3.1',
+      idempotency_key: `bench-${Date.now()}-replayed`,
+      account: { account_id: active.account_id },
+      brand: { domain: 'demo-buyer.example' },
+      start_time: 'asap',
+      end_time: new Date(Date.now() + 20 * 86_400_000).toISOString(),
+      packages: [
+        {
+          product_id: product.product_id,
+          pricing_option_id: product.pricing_options[0]!.pricing_option_id,
+          budget: 100,
+        },
+      ],
+    },
+  });
+  await client.close();
+  if (created.isError)
+    throw new Error(`create_media_buy failed: ${JSON.stringify(created.structuredContent)}`);
+  const createCall = captured;
   const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: sample });
   const bare = await bareServer([
     { path: '/mcp', body: answer, headers: { 'content-type': 'application/json' } },
@@ -49,8 +90,17 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
       await load('media-buying: MCP tools/call get_products (stateless)', url, {
         durationSeconds,
         method: 'POST',
-        headers: captured.headers,
-        body: captured.body,
+        headers: productsCall.headers,
+        body: productsCall.body,
+      }),
+      baseline,
+    );
+    report(
+      await load('media-buying: MCP tools/call create_media_buy (idempotent replay)', url, {
+        durationSeconds,
+        method: 'POST',
+        headers: createCall.headers,
+        body: createCall.body,
       }),
       baseline,
     );
