@@ -40,14 +40,14 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
   // One buy on the seeded active account link, with the first product of that storefront priced in its currency.
   const accounts = await client.callTool({ name: 'list_accounts', arguments: { adcp_version: '3.1' } });
   const active = (
-    (accounts.structuredContent as Record<string, unknown> | undefined)?.accounts as {
+    (accounts.structuredContent as Record<string, unknown>).accounts as {
       account_id: string;
       status: string;
       ext: { storefront_id: string };
     }[]
   ).find((a) => a.status === 'active');
   const product = (
-    (sample.structuredContent as Record<string, unknown> | undefined)?.products as {
+    (sample.structuredContent as Record<string, unknown>).products as {
       product_id: string;
       pricing_options: { pricing_option_id: string }[];
       ext: { storefront_id: string };
