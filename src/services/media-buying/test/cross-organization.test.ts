@@ -18,7 +18,12 @@ import {
 } from './support/harness.ts';
 
 /** Routes with an id that are not organization resources (a token in the path, static assets). */
-const NOT_ORGANIZATION_RESOURCES = new Set(['/auth/verified-signup-data/{token}', '/ui/assets/{name}']);
+const NOT_ORGANIZATION_RESOURCES = new Set([
+  '/auth/verified-signup-data/{token}',
+  '/ui/assets/{name}',
+  // RFC 9728 metadata of a storefront's MCP endpoint: a public discovery document every MCP client reads.
+  '/.well-known/oauth-protected-resource/mcp/v3/storefronts/{storefrontId}',
+]);
 
 /** Valid bodies of POST and PUT routes with an id (so the probe reaches the id, not the schema). */
 const BODIES: Record<string, unknown> = {
