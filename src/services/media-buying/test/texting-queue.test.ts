@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import fc from 'fast-check';
+import { SegmentedMessage } from 'sms-segments-calculator';
 import { ManualClock } from '../../../platform/clock.ts';
 import {
   CarrierSimulator,
@@ -53,6 +55,42 @@ describe('segments (GSM-7 with its extension table, UCS-2)', () => {
     assert.deepEqual(countSegments(`${'a'.repeat(70)}✓`), { encoding: 'UCS-2', segments: 2 });
     assert.equal(isOneGsm7Segment('é'.repeat(160)), true, 'é is in the GSM-7 basic table');
     assert.equal(isOneGsm7Segment('ê'), false, 'ê is not');
+  });
+
+  test('the count without the library for plain GSM-7 texts agrees with the library on any text', () => {
+    // Basic-table characters (the count without the library), CR and CR LF, extension characters, UCS-2 ones, an
+    // emoji (a surrogate pair) and a combining mark: every mix, up to four segments and past them.
+    const alphabet = [
+      ...'aZ0 @$_!?.\n\r',
+      'é',
+      'Ä',
+      'Ω',
+      'ß',
+      '€',
+      '{',
+      '^',
+      '\f',
+      '`',
+      '’',
+      'ж',
+      '😀',
+      '\u0301',
+    ];
+    const text = fc.oneof(
+      fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 700 }).map((a) => a.join('')),
+      fc.array(fc.constantFrom('a', 'é', ' '), { minLength: 150, maxLength: 620 }).map((a) => a.join('')),
+      fc.string({ minLength: 1, maxLength: 400, unit: 'grapheme' }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        const library = new SegmentedMessage(t);
+        assert.deepEqual(countSegments(t), {
+          encoding: library.encodingName,
+          segments: library.segmentsCount,
+        });
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
