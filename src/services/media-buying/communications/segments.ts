@@ -34,15 +34,21 @@ for (let code = 0; code < BASIC_RANGE; code++) {
   if (one.encodingName === 'GSM-7' && one.numberOfCharacters === 1) BASIC[code] = 1;
 }
 
-/** Counts the segments of `text` as an SMS (GSM-7 when every character has a GSM-7 code, else UCS-2). */
-export function countSegments(text: string): SegmentCount {
+/** True when every character of `text` (not empty) is a GSM-7 basic-table character. */
+function allBasic(text: string): boolean {
   const n = text.length;
   let basic = n > 0;
   for (let i = 0; basic && i < n; i++) {
     const code = text.charCodeAt(i);
     basic = code < BASIC_RANGE && BASIC[code] === 1;
   }
-  if (basic)
+  return basic;
+}
+
+/** Counts the segments of `text` as an SMS (GSM-7 when every character has a GSM-7 code, else UCS-2). */
+export function countSegments(text: string): SegmentCount {
+  const n = text.length;
+  if (allBasic(text))
     return {
       encoding: 'GSM-7',
       segments: n <= SINGLE_SEPTETS ? 1 : Math.ceil(n / CONCATENATED_SEPTETS),
@@ -55,4 +61,14 @@ export function countSegments(text: string): SegmentCount {
 export function isOneGsm7Segment(text: string): boolean {
   const { encoding, segments } = countSegments(text);
   return encoding === 'GSM-7' && segments === 1;
+}
+
+/**
+ * The GSM-7 length of `text` in septets (extension characters such as `€`, `{` or `^` count two), or null when it is
+ * not GSM-7 (a character outside both tables).
+ */
+export function gsm7Length(text: string): number | null {
+  if (allBasic(text)) return text.length;
+  const message = new SegmentedMessage(text);
+  return message.encodingName === 'GSM-7' ? message.numberOfCharacters : null;
 }

@@ -30,7 +30,7 @@ import { badRequest, conflict, notFound } from '../media-buying-errors.ts';
 import type { Carrier } from './carrier.ts';
 import type { TextingConfig } from './config.ts';
 import { classifyDestination, normalizeSender } from './destinations.ts';
-import { type DraftingAgent, helpReply, refuseDraft } from './drafting.ts';
+import { type DraftingAgent, helpReply, ReplyTemplate } from './drafting.ts';
 import { keywordOf } from './keywords.ts';
 import { countSegments } from './segments.ts';
 import { draftReplyTask, sendTextTask } from './tasks.ts';
@@ -868,18 +868,26 @@ export class Texting {
    *    otherwise no reply for a text older than 15 minutes, a blank text, a retired line, a storefront missing,
    *    archived, replaced or in adapter mode, a number opted out before, or the reply caps (5 per number per 15
    *    minutes, 60 per line per hour) (rule 4); else the text is `working`;
-   * 2. the agent drafts from the words of this message and the storefront's name only (rule 2);
+   * 2. the agent drafts the slot of the reply's template ({@link ReplyTemplate}: the service writes the storefront's
+   *    shortened name and the opt-out ending, and gives the agent the slot's length budget) from the words of this
+   *    message and the storefront's name only (rule 2);
    * 3. queueing (one transaction holding the line's lock): line, switch, consent and caps checked again (rule 3: not
    *    queued if the line retired or the sender opted out meanwhile), the destination checked against the sending
-   *    limits, the draft checked by {@link refuseDraft}; then the reply joins the outbound queue.
+   *    limits, the slot and the whole reply checked after generation ({@link ReplyTemplate.fill}, `refuseDraft`);
+   *    then the reply joins the outbound queue.
    * Every "no reply" is final (no retry).
    */
   async answer(inboundId: string): Promise<void> {
     const picked = await this.pickUp(inboundId);
     if (picked === null) return;
-    let draft: string;
+    const template = new ReplyTemplate(picked.storefrontName);
+    let slot: string;
     try {
-      draft = await this.deps.agent.draft({ text: picked.text, storefrontName: picked.storefrontName });
+      slot = await this.deps.agent.draft({
+        text: picked.text,
+        storefrontName: template.name,
+        budget: template.budget,
+      });
     } catch (err) {
       this.deps.logger.warn(
         { inboundId, err: (err as Error).message },
@@ -888,7 +896,7 @@ export class Texting {
       await this.finish(picked.id, 'no_reply', 'draft_failed');
       return;
     }
-    await this.queueReply(picked, draft);
+    await this.queueReply(picked, template.fill(slot));
   }
 
   private async finish(
@@ -981,7 +989,7 @@ export class Texting {
 
   private async queueReply(
     picked: NonNullable<Awaited<ReturnType<Texting['pickUp']>>>,
-    draft: string,
+    draft: ReturnType<ReplyTemplate['fill']>,
   ): Promise<void> {
     const { db, clock } = this.deps;
     await db.transaction(async (tx) => {
@@ -996,9 +1004,11 @@ export class Texting {
       if (blocked) return noReply(blocked === 'opted_out' ? 'opted_out_meanwhile' : blocked);
       const destination = classifyDestination(picked.from);
       if (!destination.allowed) return noReply('destination_not_allowed');
-      const refusal = refuseDraft(draft);
-      if (refusal) {
-        this.deps.logger.warn({ inboundId: picked.publicId, refusal }, 'a draft reply was refused: no reply');
+      if ('refusal' in draft) {
+        this.deps.logger.warn(
+          { inboundId: picked.publicId, refusal: draft.refusal },
+          'a draft reply was refused: no reply',
+        );
         return noReply('draft_refused');
       }
       const outboxId = prefixedHexId('txo');
@@ -1010,7 +1020,7 @@ export class Texting {
         origin: 'agent_reply',
         destination: destination.e164,
         destinationHash: picked.fromHash,
-        text: draft,
+        text: draft.reply,
         inboundId: picked.id,
       });
       await this.finish(picked.id, 'replied', null, tx);
