@@ -20,5 +20,5 @@ export {
 export { keywordOf } from './keywords.ts';
 export { OpenAiDraftingAgent } from './model-drafting.ts';
 export { countSegments, isOneGsm7Segment } from './segments.ts';
-export { draftReplyTask, sendTextTask, textRetentionTask } from './tasks.ts';
+export { draftReplyTask, sendTextTask, textRetentionTask, textSendSweepTask } from './tasks.ts';
 export { Texting } from './texting.ts';

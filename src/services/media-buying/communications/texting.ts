@@ -103,6 +103,12 @@ interface SendRow {
   insertedId: string | null;
 }
 
+/**
+ * A send job locked this long (database time) is taken for one whose worker was killed: the send sweep gives its line a
+ * successor. One run sends at most {@link PUMP_BATCH} texts, each a carrier call: far less than this.
+ */
+const ORPHANED_JOB_MINUTES = 15;
+
 /** A text `sending` for this long (service clock) was not answered: it is handed to the carrier again. */
 const STUCK_SENDING_MS = 5 * 60_000;
 
@@ -521,6 +527,38 @@ export class Texting {
       { lineId: linePublicId },
       { jobKey: linePublicId, jobKeyMode: 'preserve_run_at' },
     );
+  }
+
+  /**
+   * The send sweep (a recurring job): finds the lines that have texts to send (pending, or left `sending` for
+   * {@link STUCK_SENDING_MS}) but no send job that will run (none, as after a process that stopped between a commit
+   * and its job; one that failed for good after its last attempt; or one locked for {@link ORPHANED_JOB_MINUTES} by
+   * a worker that was killed, which Graphile Worker would free only after 4 hours), and adds their job (a locked one
+   * gets a successor). A line whose job waits, runs or backs off after a failure is left alone. A job added while
+   * another one appears meanwhile is harmless: the line's lock orders them and the second finds the queue empty.
+   * @returns the `ln_` ids of the lines given a job.
+   */
+  async sweep(): Promise<string[]> {
+    const { db, clock } = this.deps;
+    const stuck = new Date(clock.nowMs() - STUCK_SENDING_MS).toISOString();
+    const prefix = `${sendTextTask.name}:`;
+    const orphaned = await db.execute<{ public_id: string }>(sql`
+      select l.public_id from ${textLines} l
+      where l.id in (
+          select o.line_id from ${textOutbox} o
+          where o.status in ('pending', 'sending')
+            and (o.status = 'pending' or o.sent_at <= ${stuck}::timestamptz))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j
+          where j.key = ${prefix}::text || l.public_id and j.attempts < j.max_attempts
+            and (j.locked_at is null or j.locked_at > now() - make_interval(mins => ${ORPHANED_JOB_MINUTES})))
+      order by l.id`);
+    const lines = orphaned.rows.map((r) => r.public_id);
+    for (const lineId of lines)
+      await sendTextTask.enqueue(db, { lineId }, { jobKey: lineId, jobKeyMode: 'preserve_run_at' });
+    if (lines.length > 0)
+      this.deps.logger.warn({ lines }, 'lines with texts to send had no send job: their job was added');
+    return lines;
   }
 
   /**
