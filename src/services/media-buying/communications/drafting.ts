@@ -114,12 +114,17 @@ export class ReplyTemplate {
   }
 }
 
-/** The fixed answer to HELP and INFO: one GSM-7 segment ending with the opt-out keyword. */
+/** The words of the answer to HELP and INFO. */
+const HELP_WORDS = 'media proposals by text. Msg&data rates may apply.';
+
+/**
+ * The fixed answer to HELP and INFO: the reply template with fixed words, one GSM-7 segment ending with the opt-out
+ * keyword. A name that the checks would refuse with these words (none is known: {@link shortenName} already rewrites
+ * names that would be refused) gives the answer of `Our team`.
+ */
 export function helpReply(storefrontName: string): string {
-  const filled = new ReplyTemplate(storefrontName).fill('media proposals by text. Msg&data rates may apply.');
-  // The words are fixed and fit every name (at most 26 characters with its `: `): never refused.
-  if ('refusal' in filled) throw new Error(`the help answer was refused: ${filled.refusal}`);
-  return filled.reply;
+  const filled = new ReplyTemplate(storefrontName).fill(HELP_WORDS);
+  return 'reply' in filled ? filled.reply : `Our team: ${HELP_WORDS}${OPT_OUT_ENDING}`;
 }
 
 /** Channel words the deterministic agent recognizes in a brief. */

@@ -354,6 +354,11 @@ describe('inbound texts', () => {
       });
       assert.deepEqual(template.fill('thanks ✓'), { refusal: 'not_one_gsm7_segment' });
       assert.deepEqual(template.fill(' \n '), { refusal: 'empty' });
+      // The HELP answer's fallback (a name the checks would refuse with its words) passes them.
+      assert.equal(
+        refuseDraft('Our team: media proposals by text. Msg&data rates may apply. Opt out: STOP'),
+        null,
+      );
       // A long name leaves a smaller budget; the reply still fits one segment.
       const long = new ReplyTemplate('The Extraordinarily Long Regional Broadcasting Network');
       assert.equal(long.budget, 160 - 'The Extraordinarily.: '.length - 14);
