@@ -17,6 +17,7 @@ const EXPECTED_SCHEDULE: Record<string, string> = {
   'media-buying:simulate-delivery': '7 * * * *',
   'media-buying:prune-discovery-and-enrolments': '47 * * * *',
   'media-buying:text-retention': '7 * * * *',
+  'media-buying:text-send-sweep': '* * * * *',
   'payments:expire-intents': '* * * * *',
   'deposits:expire-due': '* * * * *',
   'coins:mirror-upstream': '*/15 * * * *',

@@ -21,6 +21,7 @@ import {
   sendTextTask,
   Texting,
   textRetentionTask,
+  textSendSweepTask,
 } from './communications/index.ts';
 import { createMediaBuyingCredentials } from './credentials/index.ts';
 import { Accounts, createIdentityFlows, type IdentityFlows } from './identity/index.ts';
@@ -250,12 +251,14 @@ export const mediaBuyingService: ServiceDefinition = {
         sendTextTask.with({ texting }),
         draftReplyTask.with({ texting }),
         textRetentionTask.with({ texting }),
+        textSendSweepTask.with({ texting }),
       ],
       cron: [
         { task: pruneThrottleTask, pattern: '43 * * * *' },
         { task: simulateDeliveryTask, pattern: '7 * * * *' },
         { task: pruneCatalogTask, pattern: '47 * * * *' },
         { task: textRetentionTask, pattern: '7 * * * *' },
+        { task: textSendSweepTask, pattern: '* * * * *' },
       ],
       seed: (tx) =>
         seedDemo(tx, {

@@ -1,24 +1,35 @@
 /**
  * The storefront agent that drafts a reply to an inbound brief (spec "Events", rules 2, 3 and 6).
  *
- * A {@link DraftingAgent} gets the words of ONE message and the storefront's public name, and answers text: it has no
- * tools, no database handle and no account data, so it cannot place or change a buy or a setting, and cannot return
- * account data it never sees (rule 3). Whatever it answers (the deterministic agent or a model) passes
- * {@link refuseDraft} before anything is queued; a refused draft is no reply. The sender's words and number are data
- * to it, never instructions that grant anything (rule 6).
+ * The service builds each reply from a {@link ReplyTemplate}: it writes the fixed parts (the storefront's shortened
+ * name before the slot, the opt-out ending after it) and gives the agent the slot's length budget; the agent writes
+ * only the slot. A {@link DraftingAgent} gets the words of ONE message, the storefront's public name and that budget,
+ * and answers text: it has no tools, no database handle and no account data, so it cannot place or change a buy or a
+ * setting, and cannot return account data it never sees (rule 3). Whatever it answers (the deterministic agent or a
+ * model) is checked after generation ({@link ReplyTemplate.fill}: the slot's own limits, then {@link refuseDraft} on
+ * the whole reply) before anything is queued; a refused draft is no reply. The sender's words and number are data to
+ * it, never instructions that grant anything (rule 6).
  */
 import { OPT_OUT_KEYWORDS } from './keywords.ts';
-import { isOneGsm7Segment } from './segments.ts';
+import { gsm7Length, isOneGsm7Segment } from './segments.ts';
 
-/** What the agent is given: one message, and whose storefront answers. */
+/** What the agent is given: one message, whose storefront answers, and how long its part of the reply may be. */
 export interface Brief {
   /** The inbound words (untrusted). */
   text: string;
-  /** The storefront's display name (public). */
+  /** The storefront's name as the reply shows it ({@link shortenName}; public). */
   storefrontName: string;
+  /**
+   * The most GSM-7 characters the agent's part may take (extension characters such as `€` or `{` count two): what one
+   * segment leaves after the fixed parts of {@link ReplyTemplate}.
+   */
+  budget: number;
 }
 
-/** Drafts one reply from one brief. May throw (a model that fails): then no reply. */
+/**
+ * Drafts the slot of one reply from one brief: the words between the name and the opt-out ending, which the service
+ * writes ({@link ReplyTemplate}). May throw (a model that fails): then no reply.
+ */
 export interface DraftingAgent {
   draft(brief: Brief): Promise<string>;
 }
@@ -57,12 +68,63 @@ function fitName(name: string): string {
 
 /** Whether a reply carrying `name` passes {@link refuseDraft} on the name's account. */
 function nameFitsReply(name: string): boolean {
-  return refuseDraft(`${name}: thanks. Opt out: ${REPLY_OPT_OUT}`) === null;
+  return refuseDraft(`${name}: thanks.${OPT_OUT_ENDING}`) === null;
 }
 
-/** The fixed answer to HELP and INFO: one GSM-7 segment ending with the opt-out keyword. */
+/** The fixed end of every reply (rule 3: always ends with the opt-out keyword). */
+const OPT_OUT_ENDING = ` Opt out: ${REPLY_OPT_OUT}`;
+
+/** The GSM-7 characters of one SMS segment (GSM 03.38). */
+const SEGMENT_SEPTETS = 160;
+
+/**
+ * A reply as the service builds it (rule 3): `<shortened storefront name>: <slot> Opt out: STOP`, in one GSM-7
+ * segment. The service writes the name and the ending; the slot is the drafting agent's, at most {@link budget}
+ * GSM-7 characters.
+ */
+export class ReplyTemplate {
+  /** The storefront's name as the reply shows it ({@link shortenName}). */
+  readonly name: string;
+  /** The most GSM-7 characters the slot may take (extension characters count two). */
+  readonly budget: number;
+  private readonly prefix: string;
+
+  /** @param storefrontName the storefront's display name as stored (shortened here). */
+  constructor(storefrontName: string) {
+    this.name = shortenName(storefrontName);
+    this.prefix = `${this.name}: `;
+    // The name is plain GSM-7 ({@link shortenName} keeps letters, digits, spaces and `&'.,-`).
+    this.budget = SEGMENT_SEPTETS - this.prefix.length - OPT_OUT_ENDING.length;
+  }
+
+  /**
+   * The whole reply with `slot` (an agent's answer, untrusted) in its place, checked after generation: white space
+   * runs (line breaks too) become one space and the ends are trimmed; an empty slot, one that is not GSM-7 or longer
+   * than {@link budget}, or a whole reply that {@link refuseDraft} refuses, is refused.
+   * @returns the reply, or why it is refused.
+   */
+  fill(slot: string): { reply: string } | { refusal: DraftRefusal } {
+    const words = slot.replace(/\s+/g, ' ').trim();
+    if (words === '') return { refusal: 'empty' };
+    const length = gsm7Length(words);
+    if (length === null || length > this.budget) return { refusal: 'not_one_gsm7_segment' };
+    const reply = `${this.prefix}${words}${OPT_OUT_ENDING}`;
+    const refusal = refuseDraft(reply);
+    return refusal === null ? { reply } : { refusal };
+  }
+}
+
+/** The words of the answer to HELP and INFO. */
+const HELP_WORDS = 'media proposals by text. Msg&data rates may apply.';
+
+/**
+ * The fixed answer to HELP and INFO: the reply template with fixed words, one GSM-7 segment ending with the opt-out
+ * keyword. A name that the checks would refuse with these words (none is known: {@link shortenName} already rewrites
+ * names that would be refused) gives the answer of `Our team`.
+ */
 export function helpReply(storefrontName: string): string {
-  return `${shortenName(storefrontName)}: media proposals by text. Msg&data rates may apply. Opt out: ${REPLY_OPT_OUT}`;
+  const filled = new ReplyTemplate(storefrontName).fill(HELP_WORDS);
+  return 'reply' in filled ? filled.reply : `Our team: ${HELP_WORDS}${OPT_OUT_ENDING}`;
 }
 
 /** Channel words the deterministic agent recognizes in a brief. */
@@ -80,7 +142,8 @@ const CHANNELS = [
 
 /**
  * The deterministic drafting agent (the default): recognizes channel words and a dollar budget in the brief, and
- * answers a fixed draft acknowledgement naming them. It echoes no other words of the sender.
+ * answers a fixed draft acknowledgement naming them (without them when they would not fit the budget). It echoes no
+ * other words of the sender.
  */
 export class DeterministicDraftingAgent implements DraftingAgent {
   async draft(brief: Brief): Promise<string> {
@@ -91,10 +154,9 @@ export class DeterministicDraftingAgent implements DraftingAgent {
     const topics = [...channels.map((c) => (c === 'ctv' || c === 'ooh' ? c.toUpperCase() : c))];
     if (budget) topics.push(budget);
     const about = topics.length > 0 ? ` (${topics.join(', ')})` : '';
-    return (
-      `${shortenName(brief.storefrontName)}: thanks for your brief${about}. ` +
-      `Draft only: a proposal follows, nothing is booked. Opt out: ${REPLY_OPT_OUT}`
-    );
+    const slot = (named: string) =>
+      `thanks for your brief${named}. Draft only: a proposal follows, nothing is booked.`;
+    return slot(about).length <= brief.budget ? slot(about) : slot('');
   }
 }
 
@@ -113,6 +175,7 @@ function roundedDollars(digits: string, suffix: string | undefined): string {
 
 /** Why a draft is refused. */
 export type DraftRefusal =
+  | 'empty'
   | 'not_one_gsm7_segment'
   | 'no_opt_out_ending'
   | 'contains_link'

@@ -10,9 +10,15 @@ export {
 } from './carrier.ts';
 export { readTextingConfig } from './config.ts';
 export { E164_PATTERN } from './destinations.ts';
-export { DeterministicDraftingAgent, type DraftingAgent, refuseDraft, shortenName } from './drafting.ts';
+export {
+  DeterministicDraftingAgent,
+  type DraftingAgent,
+  ReplyTemplate,
+  refuseDraft,
+  shortenName,
+} from './drafting.ts';
 export { keywordOf } from './keywords.ts';
 export { OpenAiDraftingAgent } from './model-drafting.ts';
 export { countSegments, isOneGsm7Segment } from './segments.ts';
-export { draftReplyTask, sendTextTask, textRetentionTask } from './tasks.ts';
+export { draftReplyTask, sendTextTask, textRetentionTask, textSendSweepTask } from './tasks.ts';
 export { Texting } from './texting.ts';

@@ -1,6 +1,6 @@
 /**
- * The background jobs of text-message lines (Graphile Worker): sending one queued text, drafting the reply to one
- * inbound text, and the retention sweep (hourly).
+ * The background jobs of text-message lines (Graphile Worker): sending one line's queued texts, drafting the reply to
+ * one inbound text, the send sweep (every minute) and the retention sweep (hourly).
  */
 import { Type } from '@sinclair/typebox';
 import { defineTask } from '../../../platform/jobs.ts';
@@ -33,5 +33,17 @@ export const textRetentionTask = defineTask(
   Type.Object({}),
   async (_payload, deps: { texting: Texting }) => {
     await deps.texting.purge();
+  },
+);
+
+/**
+ * Adds the send job of every line that has texts to send but no job that will run (after a process stopped between a
+ * commit and its job, or a job failed for good): `Texting.sweep`.
+ */
+export const textSendSweepTask = defineTask(
+  'media-buying:text-send-sweep',
+  Type.Object({}),
+  async (_payload, deps: { texting: Texting }) => {
+    await deps.texting.sweep();
   },
 );

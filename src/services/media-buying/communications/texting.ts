@@ -8,6 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { and, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../../platform/clock.ts';
 import type { SecretBox } from '../../../platform/crypto.ts';
 import { type Db, type Executor, NamedStatement } from '../../../platform/database.ts';
@@ -29,7 +30,7 @@ import { badRequest, conflict, notFound } from '../media-buying-errors.ts';
 import type { Carrier } from './carrier.ts';
 import type { TextingConfig } from './config.ts';
 import { classifyDestination, normalizeSender } from './destinations.ts';
-import { type DraftingAgent, helpReply, refuseDraft } from './drafting.ts';
+import { type DraftingAgent, helpReply, ReplyTemplate } from './drafting.ts';
 import { keywordOf } from './keywords.ts';
 import { countSegments } from './segments.ts';
 import { draftReplyTask, sendTextTask } from './tasks.ts';
@@ -90,16 +91,23 @@ interface Handover {
   text: string;
 }
 
-/** The send command's read (its statement aliases the columns). */
-interface SendLookup {
+/** The send command's one row (its statement aliases the columns); none when the account has no such line. */
+interface SendRow {
   lineId: number;
-  linePublicId: string;
   status: LineRow['status'];
   enabled: boolean;
   consent: string | null;
   existingId: string | null;
   existingFingerprint: string | null;
+  /** The new text's outbox id when it was queued. */
+  insertedId: string | null;
 }
+
+/**
+ * A send job locked this long (database time) is taken for one whose worker was killed: the send sweep gives its line a
+ * successor. One run sends at most {@link PUMP_BATCH} texts, each a carrier call: far less than this.
+ */
+const ORPHANED_JOB_MINUTES = 15;
 
 /** A text `sending` for this long (service clock) was not answered: it is handed to the carrier again. */
 const STUCK_SENDING_MS = 5 * 60_000;
@@ -109,7 +117,12 @@ export class Texting {
   private readonly numberKey: Buffer;
   /** A key of its own for request fingerprints (review nit: not the number key). */
   private readonly fingerprintKey: Buffer;
-  private readonly sendLookup;
+  private readonly sendStatement;
+  /** Destinations of send commands, classified and hashed (see `destination`): at most this many strings. */
+  private readonly destinations = new LRUCache<
+    string,
+    { allowed: true; e164: string; hash: string } | { allowed: false; reason: string; hash: string }
+  >({ max: 10_000 });
   private readonly lineLock;
   private readonly queueStatement;
 
@@ -127,31 +140,54 @@ export class Texting {
     this.numberKey = deps.secrets.deriveKey('media-buying:text-numbers');
     this.fingerprintKey = deps.secrets.deriveKey('media-buying:text-request-fingerprints');
     const p = (name: string) => sql.placeholder(name);
-    // The send command's one read, first in its transaction: the line (locked for key share to commit: see `queue`),
-    // its switch, the recipient's consent and an earlier use of the requestId.
-    this.sendLookup = new NamedStatement<SendLookup>(
-      'media_buying_text_send_lookup',
-      sql`select l.id as "lineId", l.public_id as "linePublicId", l.status as "status",
-          coalesce(s.enabled, false) as "enabled", c.status as "consent",
-          (select o.public_id from ${textOutbox} o
-           where o.organization_id = ${p('orgId')} and o.request_id = ${p('requestId')}::uuid) as "existingId",
-          (select o.fingerprint from ${textOutbox} o
-           where o.organization_id = ${p('orgId')} and o.request_id = ${p('requestId')}::uuid) as "existingFingerprint"
-        from ${textLines} l
-        left join ${phoneLineSwitches} s on s.organization_id = l.organization_id
-        left join ${textConsents} c on c.line_id = l.id and c.number_hash = ${p('hash')}
-        where l.organization_id = ${p('orgId')} and l.number = ${p('line')}
-        order by l.status = 'active' desc, l.id desc
-        limit 1
-        for key share of l`,
+    // The send command in one statement, without an explicit transaction (it is atomic on its own): the line (locked
+    // for key share to the statement's end, so a send job's next step waits for this text and sees it), its switch,
+    // the recipient's consent and an earlier use of the requestId; the text inserted only when every rule passes and
+    // the requestId is new; then the job check (`ensure_text_send_job`, migration 0009), which reads the job queue
+    // with a snapshot of its own, taken once the line's lock is held (review MUST 3: a job that drained the queue
+    // while this send waited for the lock must not be taken for a waiting one). No row: no such line of the account.
+    this.sendStatement = new NamedStatement<SendRow>(
+      'media_buying_text_send',
+      sql`with line as (
+          select l.id, l.public_id, l.status, coalesce(s.enabled, false) as enabled, c.status as consent
+          from ${textLines} l
+          left join ${phoneLineSwitches} s on s.organization_id = l.organization_id
+          left join ${textConsents} c on c.line_id = l.id and c.number_hash = ${p('destinationHash')}
+          where l.organization_id = ${p('organizationId')} and l.number = ${p('line')}
+          order by l.status = 'active' desc, l.id desc
+          limit 1
+          for key share of l
+        ),
+        existing as (
+          select o.public_id, o.fingerprint from ${textOutbox} o
+          where o.organization_id = ${p('organizationId')} and o.request_id = ${p('requestId')}::uuid
+        ),
+        inserted as (
+          insert into ${textOutbox} (public_id, organization_id, line_id, origin, channel, request_id, fingerprint,
+            destination_hash, destination_sealed, text_sealed, segments, status, created_at)
+          select ${p('outboxId')}, ${p('organizationId')}, line.id, 'command', ${p('channel')}, ${p('requestId')}::uuid,
+            ${p('fingerprint')}, ${p('destinationHash')}, ${p('destinationSealed')}, ${p('textSealed')},
+            ${p('segments')}::int, 'pending', ${p('createdAt')}::timestamptz
+          from line
+          where ${p('allowed')}::boolean and line.enabled and line.status = 'active'
+            and line.consent is distinct from 'opted_out' and not exists (select 1 from existing)
+          on conflict do nothing
+          returning public_id
+        )
+        select line.id as "lineId", line.status as "status", line.enabled as "enabled", line.consent as "consent",
+          (select public_id from existing) as "existingId",
+          (select fingerprint from existing) as "existingFingerprint",
+          inserted.public_id as "insertedId",
+          case when inserted.public_id is not null then media_buying.ensure_text_send_job(
+            ${sendTextTask.name}::text, ${`${sendTextTask.name}:`}::text || line.public_id, line.public_id) end as "job"
+        from line left join inserted on true`,
     );
     this.lineLock = new NamedStatement<{ id: number }>(
       'media_buying_text_line_lock',
       sql`select id from ${textLines} where id = ${p('lineId')} for key share`,
     );
-    // The job is counted as waiting only when it is neither running nor in backoff after a failure (attempts = 0);
-    // else add_job resets its attempts and run_at (review MUST 2: a job in backoff, or dead after its last attempt,
-    // would leave the line's texts unsent).
+    // A drafted or help reply: the insert and the job check (see `sendStatement`) in one statement, after the line's
+    // lock (`queue`).
     this.queueStatement = new NamedStatement<{ publicId: string }>(
       'media_buying_text_queue',
       sql`with inserted as (
@@ -164,16 +200,7 @@ export class Texting {
           returning public_id
         )
         select inserted.public_id as "publicId",
-          case
-            when exists (select 1 from graphile_worker._private_jobs j
-                         where j.key = ${p('jobKey')} and j.locked_at is null and j.attempts = 0)
-              then null
-            else graphile_worker.add_job(
-              identifier => ${sendTextTask.name},
-              payload => json_build_object('lineId', ${p('linePublicId')}::text),
-              job_key => ${p('jobKey')},
-              job_key_mode => 'preserve_run_at')
-          end
+          media_buying.ensure_text_send_job(${sendTextTask.name}::text, ${p('jobKey')}::text, ${p('linePublicId')}::text) as "job"
         from inserted`,
     );
   }
@@ -323,72 +350,81 @@ export class Texting {
   /**
    * The send command (spec "Text messaging", rules 1-5; `POST /api/v2/communications/messages` and `/rcs/messages`),
    * for a caller whose credential the route checked for seller write access in `organizationId` (rules 2 and
-   * "Authentication" 7). Nothing is queued unless every rule passes; the text and the job commit together.
+   * "Authentication" 7). Nothing is queued unless every rule passes; the text and its job commit together, in one
+   * statement (two when a concurrent command with the same requestId won: its answer is read).
    * @throws ApiError 404 `NOT_FOUND` for a line that is not this Seller Account's (rule 2: unknown and foreign lines
    *   answer alike); 409 `CONFLICT` `phone_lines_disabled` / `line_retired` (rule 1), `request_id_reused` (rule 4);
    *   400 `BAD_REQUEST` `destination_not_allowed` / `recipient_opted_out` (rule 5).
    */
   async send(organizationId: number, command: TextCommand): Promise<TextCommandResult> {
-    const destination = classifyDestination(command.destination);
-    const hash = destination.allowed ? this.hashNumber(destination.e164) : '';
+    const { secrets, clock } = this.deps;
+    const destination = this.destination(command.destination);
     const fingerprint = this.fingerprint(command);
-    // One transaction: the lookup (which locks the line), the checks, then the insert with its job check (`queue`).
-    const queued = await this.deps.db.transaction(async (tx) => {
-      const [found] = await this.sendLookup.rows(tx, {
-        orgId: organizationId,
-        line: command.line,
-        hash,
-        requestId: command.requestId,
-      });
-      if (!found) throw notFound('Line', command.line);
-      if (found.existingId !== null)
-        return this.repeat(command, fingerprint, found.existingId, found.existingFingerprint);
-      if (!found.enabled)
-        throw conflict('Agent phone lines are not enabled for this Seller Account.', {
-          reason: 'phone_lines_disabled',
-        });
-      if (found.status !== 'active') throw conflict('This line is retired.', { reason: 'line_retired' });
-      if (!destination.allowed)
-        throw badRequest('The destination is outside the sending limits: ordinary +1 numbers only.', {
-          reason: 'destination_not_allowed',
-          classification: destination.reason,
-          field: 'destination',
-        });
-      if (found.consent === 'opted_out')
-        throw badRequest('The recipient opted out of texts from this line.', {
-          reason: 'recipient_opted_out',
-          field: 'destination',
-        });
-      const outboxId = prefixedHexId('txo');
-      const inserted = await this.queue(
-        tx,
-        {
-          outboxId,
-          organizationId,
-          lineId: found.lineId,
-          linePublicId: found.linePublicId,
-          origin: 'command',
-          channel: command.channel,
-          requestId: command.requestId,
-          fingerprint,
-          destination: destination.e164,
-          destinationHash: hash,
-          text: command.text,
-          inboundId: null,
-        },
-        { lineLocked: true },
-      );
-      return inserted
-        ? { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' as const }
-        : undefined;
+    const outboxId = prefixedHexId('txo');
+    // One statement (`sendStatement`): the lookup, the rules that need the database, the insert and the job check.
+    // The rules are then read from its row in the order below; the text was inserted only if all of them pass.
+    const [found] = await this.sendStatement.rows(this.deps.db, {
+      organizationId,
+      line: command.line,
+      requestId: command.requestId,
+      allowed: destination.allowed,
+      outboxId,
+      channel: command.channel,
+      fingerprint,
+      destinationHash: destination.hash,
+      destinationSealed: destination.allowed
+        ? secrets.encrypt(destination.e164, `${outboxId}:destination`)
+        : null,
+      textSealed: destination.allowed ? secrets.encrypt(command.text, `${outboxId}:text`) : null,
+      segments: countSegments(command.text).segments,
+      createdAt: clock.now().toISOString(),
     });
-    if (queued) return queued;
-    // A concurrent command with the same requestId won the insert: answer as a repeat of it.
+    if (!found) throw notFound('Line', command.line);
+    if (found.insertedId !== null)
+      return { requestId: command.requestId, outboxId, duplicate: false, status: 'pending' };
+    if (found.existingId !== null)
+      return this.repeat(command, fingerprint, found.existingId, found.existingFingerprint);
+    if (!found.enabled)
+      throw conflict('Agent phone lines are not enabled for this Seller Account.', {
+        reason: 'phone_lines_disabled',
+      });
+    if (found.status !== 'active') throw conflict('This line is retired.', { reason: 'line_retired' });
+    if (!destination.allowed)
+      throw badRequest('The destination is outside the sending limits: ordinary +1 numbers only.', {
+        reason: 'destination_not_allowed',
+        classification: destination.reason,
+        field: 'destination',
+      });
+    if (found.consent === 'opted_out')
+      throw badRequest('The recipient opted out of texts from this line.', {
+        reason: 'recipient_opted_out',
+        field: 'destination',
+      });
+    // Every rule passed but nothing was inserted: a concurrent command with the same requestId won the insert.
     const [winner] = await this.deps.db
       .select({ publicId: textOutbox.publicId, fingerprint: textOutbox.fingerprint })
       .from(textOutbox)
       .where(and(eq(textOutbox.organizationId, organizationId), eq(textOutbox.requestId, command.requestId)));
     return this.repeat(command, fingerprint, winner!.publicId, winner!.fingerprint);
+  }
+
+  /**
+   * A destination as the send command needs it: classified ({@link classifyDestination}) and, when allowed, its
+   * number hash. Both are pure functions of the string (the number key is fixed for the process), so they are kept in a
+   * bounded per-instance cache: no other instance needs it and nothing in it can go stale.
+   */
+  private destination(
+    raw: string,
+  ): { allowed: true; e164: string; hash: string } | { allowed: false; reason: string; hash: string } {
+    let known = this.destinations.get(raw);
+    if (known === undefined) {
+      const classified = classifyDestination(raw);
+      known = classified.allowed
+        ? { allowed: true, e164: classified.e164, hash: this.hashNumber(classified.e164) }
+        : { allowed: false, reason: classified.reason, hash: '' };
+      this.destinations.set(raw, known);
+    }
+    return known;
   }
 
   private repeat(
@@ -406,14 +442,15 @@ export class Texting {
   }
 
   /**
-   * Inserts a pending text and makes sure its line's send job will see it, inside the caller's transaction `tx`: the
-   * line's key-share lock first, then the insert and the job check in one statement. The job key is the line: one job
-   * sends the line's queue. When that job is waiting (not running, no failed attempt) nothing is written to the job
-   * queue: concurrent sends on one line do not
-   * all update one job row (measured: half the throughput). When none waits, `add_job` adds it (a running job gets a
-   * successor: Graphile Worker detaches the key of a locked job; a job waiting for the minute keeps its time,
-   * `preserve_run_at`). Reads Graphile Worker 0.17's `_private_jobs` (`key`, `locked_at`): re-check on an upgrade.
-   * @returns false when the requestId was taken meanwhile (nothing written).
+   * Inserts a pending drafted or help reply and makes sure its line's send job will see it, inside the caller's
+   * transaction `tx`: the line's key-share lock first, held to commit (a send job's next step locks the line for
+   * update, so it waits for this text and sees it), then the insert and the job check in one statement. The job key is
+   * the line: one job sends the line's queue. When that job is waiting (not running, no failed attempt) nothing is
+   * written to the job queue: concurrent sends on one line do not all update one job row (measured: half the
+   * throughput). When none waits, `add_job` adds it (a running job gets a successor: Graphile Worker detaches the key
+   * of a locked job; a job waiting for the minute keeps its time, `preserve_run_at`). The check is the database
+   * function `ensure_text_send_job` (migration 0009), shared with the send command.
+   * @returns false when the line is gone (nothing written).
    */
   private async queue(
     tx: Executor,
@@ -422,35 +459,25 @@ export class Texting {
       organizationId: number;
       lineId: number;
       linePublicId: string;
-      origin: 'command' | 'agent_reply' | 'help_reply';
-      channel: TextChannel;
-      requestId: string | null;
-      fingerprint: string;
+      origin: 'agent_reply' | 'help_reply';
       destination: string;
       destinationHash: string;
       text: string;
-      inboundId: number | null;
+      inboundId: number;
     },
-    options: { lineLocked?: boolean } = {},
   ): Promise<boolean> {
     const { secrets, clock } = this.deps;
-    // The line's key-share lock in a statement of its own (or the caller's earlier statement: `lineLocked`), held to
-    // commit: a send job's next step locks the line for update, so it waits for this text and sees it. The job check
-    // is a later statement, so (read committed) it reads the job as it is once the lock is held, not as it was before
-    // waiting for it (review MUST 3: a job that drained the queue while this send waited would otherwise be taken for
-    // a waiting one).
-    if (!options.lineLocked) {
-      const locked = await this.lineLock.rows(tx, { lineId: item.lineId });
-      if (locked.length === 0) return false;
-    }
+    const locked = await this.lineLock.rows(tx, { lineId: item.lineId });
+    if (locked.length === 0) return false;
     const inserted = await this.queueStatement.rows(tx, {
       outboxId: item.outboxId,
       organizationId: item.organizationId,
       lineId: item.lineId,
       origin: item.origin,
-      channel: item.channel,
-      requestId: item.requestId,
-      fingerprint: item.fingerprint,
+      channel: 'sms',
+      requestId: null,
+      // Replies have no requestId: the fingerprint is only filled.
+      fingerprint: item.outboxId,
       destinationHash: item.destinationHash,
       destinationSealed: secrets.encrypt(item.destination, `${item.outboxId}:destination`),
       textSealed: secrets.encrypt(item.text, `${item.outboxId}:text`),
@@ -500,6 +527,38 @@ export class Texting {
       { lineId: linePublicId },
       { jobKey: linePublicId, jobKeyMode: 'preserve_run_at' },
     );
+  }
+
+  /**
+   * The send sweep (a recurring job): finds the lines that have texts to send (pending, or left `sending` for
+   * {@link STUCK_SENDING_MS}) but no send job that will run (none, as after a process that stopped between a commit
+   * and its job; one that failed for good after its last attempt; or one locked for {@link ORPHANED_JOB_MINUTES} by
+   * a worker that was killed, which Graphile Worker would free only after 4 hours), and adds their job (a locked one
+   * gets a successor). A line whose job waits, runs or backs off after a failure is left alone. A job added while
+   * another one appears meanwhile is harmless: the line's lock orders them and the second finds the queue empty.
+   * @returns the `ln_` ids of the lines given a job.
+   */
+  async sweep(): Promise<string[]> {
+    const { db, clock } = this.deps;
+    const stuck = new Date(clock.nowMs() - STUCK_SENDING_MS).toISOString();
+    const prefix = `${sendTextTask.name}:`;
+    const orphaned = await db.execute<{ public_id: string }>(sql`
+      select l.public_id from ${textLines} l
+      where l.id in (
+          select o.line_id from ${textOutbox} o
+          where o.status in ('pending', 'sending')
+            and (o.status = 'pending' or o.sent_at <= ${stuck}::timestamptz))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j
+          where j.key = ${prefix}::text || l.public_id and j.attempts < j.max_attempts
+            and (j.locked_at is null or j.locked_at > now() - make_interval(mins => ${ORPHANED_JOB_MINUTES})))
+      order by l.id`);
+    const lines = orphaned.rows.map((r) => r.public_id);
+    for (const lineId of lines)
+      await sendTextTask.enqueue(db, { lineId }, { jobKey: lineId, jobKeyMode: 'preserve_run_at' });
+    if (lines.length > 0)
+      this.deps.logger.warn({ lines }, 'lines with texts to send had no send job: their job was added');
+    return lines;
   }
 
   /**
@@ -820,9 +879,6 @@ export class Texting {
       lineId: line.id,
       linePublicId: line.publicId,
       origin: 'help_reply',
-      channel: 'sms',
-      requestId: null,
-      fingerprint: outboxId,
       destination: destination.e164,
       destinationHash: fromHash,
       text: helpReply(storefront?.name ?? 'This line'),
@@ -850,18 +906,26 @@ export class Texting {
    *    otherwise no reply for a text older than 15 minutes, a blank text, a retired line, a storefront missing,
    *    archived, replaced or in adapter mode, a number opted out before, or the reply caps (5 per number per 15
    *    minutes, 60 per line per hour) (rule 4); else the text is `working`;
-   * 2. the agent drafts from the words of this message and the storefront's name only (rule 2);
+   * 2. the agent drafts the slot of the reply's template ({@link ReplyTemplate}: the service writes the storefront's
+   *    shortened name and the opt-out ending, and gives the agent the slot's length budget) from the words of this
+   *    message and the storefront's name only (rule 2);
    * 3. queueing (one transaction holding the line's lock): line, switch, consent and caps checked again (rule 3: not
    *    queued if the line retired or the sender opted out meanwhile), the destination checked against the sending
-   *    limits, the draft checked by {@link refuseDraft}; then the reply joins the outbound queue.
+   *    limits, the slot and the whole reply checked after generation ({@link ReplyTemplate.fill}, `refuseDraft`);
+   *    then the reply joins the outbound queue.
    * Every "no reply" is final (no retry).
    */
   async answer(inboundId: string): Promise<void> {
     const picked = await this.pickUp(inboundId);
     if (picked === null) return;
-    let draft: string;
+    const template = new ReplyTemplate(picked.storefrontName);
+    let slot: string;
     try {
-      draft = await this.deps.agent.draft({ text: picked.text, storefrontName: picked.storefrontName });
+      slot = await this.deps.agent.draft({
+        text: picked.text,
+        storefrontName: template.name,
+        budget: template.budget,
+      });
     } catch (err) {
       this.deps.logger.warn(
         { inboundId, err: (err as Error).message },
@@ -870,7 +934,7 @@ export class Texting {
       await this.finish(picked.id, 'no_reply', 'draft_failed');
       return;
     }
-    await this.queueReply(picked, draft);
+    await this.queueReply(picked, template.fill(slot));
   }
 
   private async finish(
@@ -963,7 +1027,7 @@ export class Texting {
 
   private async queueReply(
     picked: NonNullable<Awaited<ReturnType<Texting['pickUp']>>>,
-    draft: string,
+    draft: ReturnType<ReplyTemplate['fill']>,
   ): Promise<void> {
     const { db, clock } = this.deps;
     await db.transaction(async (tx) => {
@@ -978,9 +1042,11 @@ export class Texting {
       if (blocked) return noReply(blocked === 'opted_out' ? 'opted_out_meanwhile' : blocked);
       const destination = classifyDestination(picked.from);
       if (!destination.allowed) return noReply('destination_not_allowed');
-      const refusal = refuseDraft(draft);
-      if (refusal) {
-        this.deps.logger.warn({ inboundId: picked.publicId, refusal }, 'a draft reply was refused: no reply');
+      if ('refusal' in draft) {
+        this.deps.logger.warn(
+          { inboundId: picked.publicId, refusal: draft.refusal },
+          'a draft reply was refused: no reply',
+        );
         return noReply('draft_refused');
       }
       const outboxId = prefixedHexId('txo');
@@ -990,12 +1056,9 @@ export class Texting {
         lineId: line.id,
         linePublicId: line.publicId,
         origin: 'agent_reply',
-        channel: 'sms',
-        requestId: null,
-        fingerprint: outboxId,
         destination: destination.e164,
         destinationHash: picked.fromHash,
-        text: draft,
+        text: draft.reply,
         inboundId: picked.id,
       });
       await this.finish(picked.id, 'replied', null, tx);

@@ -148,6 +148,8 @@ export const textOutbox = mediaBuyingSchema.table(
       .where(sql`${t.requestId} is not null`),
     index('text_outbox_line_sent_idx').on(t.lineId, t.sentAt),
     index('text_outbox_line_dest_idx').on(t.lineId, t.destinationHash, t.status),
+    // The lines with texts still to send (the send sweep, `Texting.sweep`): only unsent texts are in it.
+    index('text_outbox_unsent_idx').on(t.lineId).where(sql`${t.status} in ('pending', 'sending')`),
     uniqueIndex('text_outbox_carrier_uq').on(t.carrierMessageId),
   ],
 );

@@ -4,9 +4,9 @@
  * numbers), and the carrier simulator (an inbound text through the signed webhook; the texts it accepted).
  */
 import { Type } from '@sinclair/typebox';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { ServiceApp } from '../../../platform/http.ts';
-import { StringEnum } from '../../../platform/schemas.ts';
+import { Int4, StringEnum } from '../../../platform/schemas.ts';
 import {
   type CarrierSimulator,
   E164_PATTERN,
@@ -15,13 +15,15 @@ import {
 } from '../communications/index.ts';
 import { OUTBOX_STATUSES, storefronts, textLines, textOutbox } from '../db/schema.ts';
 import { badRequest, notFound } from '../media-buying-errors.ts';
-import { ErrorEnvelope } from '../media-buying-schemas.ts';
+import { ErrorEnvelope, PaginationMeta } from '../media-buying-schemas.ts';
 import { OPERATOR } from '../organizations/index.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope };
 const PublicId = Type.String({ minLength: 1, maxLength: 64 });
+/** Largest `take` of a line's outbound delivery log. */
+const OUTBOX_MAX_TAKE = 200;
 
 const LineRecord = Type.Object({
   id: Type.String({ description: '`ln_` + 32 hex' }),
@@ -221,10 +223,18 @@ export function registerCommunicationOpsRoutes(
       schema: {
         ...ops,
         operationId: 'opsTextOutbox',
-        summary: "A line's outbound delivery log, newest first (no words, no numbers)",
+        summary: `A line's outbound delivery log, newest first (no words, no numbers; take 1-${OUTBOX_MAX_TAKE}, default 50)`,
+        description:
+          "An offset list like the service's other lists: `take` (1-200, default 50) and `skip` (default 0), " +
+          "`meta.pagination` `{skip, take, total, hasMore}`, ordered by the text's id, newest first, so pages never " +
+          'repeat or skip a row.',
         params: Type.Object({ lineId: PublicId }),
         querystring: Type.Object(
-          { status: Type.Optional(StringEnum(OUTBOX_STATUSES)) },
+          {
+            status: Type.Optional(StringEnum(OUTBOX_STATUSES)),
+            take: Type.Optional(Int4({ minimum: 1, maximum: OUTBOX_MAX_TAKE, default: 50 })),
+            skip: Type.Optional(Int4({ minimum: 0, default: 0 })),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -242,6 +252,7 @@ export function registerCommunicationOpsRoutes(
                 deliveryStatus: Type.Union([Type.String(), Type.Null()]),
               }),
             ),
+            meta: Type.Object({ pagination: PaginationMeta }),
           }),
           ...errors,
         },
@@ -250,17 +261,16 @@ export function registerCommunicationOpsRoutes(
     async (request) => {
       const [line] = await db.select().from(textLines).where(eq(textLines.publicId, request.params.lineId));
       if (!line) throw notFound('Line', request.params.lineId);
-      const rows = await db
-        .select()
-        .from(textOutbox)
-        .where(
-          and(
-            eq(textOutbox.lineId, line.id),
-            request.query.status ? eq(textOutbox.status, request.query.status) : undefined,
-          ),
-        )
-        .orderBy(desc(textOutbox.id))
-        .limit(1000);
+      const take = request.query.take ?? 50;
+      const skip = request.query.skip ?? 0;
+      const where = and(
+        eq(textOutbox.lineId, line.id),
+        request.query.status ? eq(textOutbox.status, request.query.status) : undefined,
+      );
+      const [rows, [count]] = await Promise.all([
+        db.select().from(textOutbox).where(where).orderBy(desc(textOutbox.id)).limit(take).offset(skip),
+        db.select({ total: sql<number>`count(*)::int` }).from(textOutbox).where(where),
+      ]);
       return {
         texts: rows.map((r) => ({
           outboxId: r.publicId,
@@ -273,6 +283,9 @@ export function registerCommunicationOpsRoutes(
           sentAt: r.sentAt?.toISOString() ?? null,
           deliveryStatus: r.deliveryStatus,
         })),
+        meta: {
+          pagination: { skip, take, total: count!.total, hasMore: skip + rows.length < count!.total },
+        },
       };
     },
   );

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import fc from 'fast-check';
+import { SegmentedMessage } from 'sms-segments-calculator';
 import { ManualClock } from '../../../platform/clock.ts';
 import {
   CarrierSimulator,
@@ -16,9 +18,20 @@ import {
   SIMULATOR_REFUSED_NUMBER,
   sendTextTask,
   Texting,
+  textSendSweepTask,
 } from '../communications/index.ts';
+import { textOutbox } from '../db/schema.ts';
 import { json, type MediaBuyingHarness, startMediaBuying } from './support.ts';
-import { carrierLog, dbOf, inbound, outboxOf, sendText, setupSeller, wakeJobs } from './texting-support.ts';
+import {
+  carrierLog,
+  dbOf,
+  inbound,
+  outboxOf,
+  outboxRow,
+  sendText,
+  setupSeller,
+  wakeJobs,
+} from './texting-support.ts';
 
 /**
  * Three workers at once (three Graphile Worker runners on the same database), with a send job of every line that has
@@ -53,6 +66,42 @@ describe('segments (GSM-7 with its extension table, UCS-2)', () => {
     assert.deepEqual(countSegments(`${'a'.repeat(70)}✓`), { encoding: 'UCS-2', segments: 2 });
     assert.equal(isOneGsm7Segment('é'.repeat(160)), true, 'é is in the GSM-7 basic table');
     assert.equal(isOneGsm7Segment('ê'), false, 'ê is not');
+  });
+
+  test('the count without the library for plain GSM-7 texts agrees with the library on any text', () => {
+    // Basic-table characters (the count without the library), CR and CR LF, extension characters, UCS-2 ones, an
+    // emoji (a surrogate pair) and a combining mark: every mix, up to four segments and past them.
+    const alphabet = [
+      ...'aZ0 @$_!?.\n\r',
+      'é',
+      'Ä',
+      'Ω',
+      'ß',
+      '€',
+      '{',
+      '^',
+      '\f',
+      '`',
+      '’',
+      'ж',
+      '😀',
+      '\u0301',
+    ];
+    const text = fc.oneof(
+      fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 700 }).map((a) => a.join('')),
+      fc.array(fc.constantFrom('a', 'é', ' '), { minLength: 150, maxLength: 620 }).map((a) => a.join('')),
+      fc.string({ minLength: 1, maxLength: 400, unit: 'grapheme' }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        const library = new SegmentedMessage(t);
+        assert.deepEqual(countSegments(t), {
+          encoding: library.encodingName,
+          segments: library.segmentsCount,
+        });
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
@@ -191,6 +240,93 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
         failed,
       );
     }
+  });
+
+  test('the send sweep gives a job to a line with texts to send and none that will run (lost, failed for good, locked by a killed worker, a text stuck sending); a waiting or running job is left alone', async () => {
+    const seller = await setupSeller(h);
+    const db = dbOf(h);
+    const svc = h.platform.booted.services.get('media-buying')!;
+    assert.ok(
+      svc.module.cron?.some((c) => c.task === textSendSweepTask && c.pattern === '* * * * *'),
+      'the sweep runs every minute',
+    );
+    const texting = new Texting({
+      db: svc.ctx.db,
+      clock: svc.ctx.clock,
+      secrets: svc.ctx.secrets,
+      config: readTextingConfig({}),
+      carrier: new CarrierSimulator(),
+      agent: new DeterministicDraftingAgent(),
+      logger: svc.ctx.logger,
+    });
+    const key = `${sendTextTask.name}:${seller.lineId}`;
+    const jobs = async () =>
+      (
+        await db.execute(
+          sql`select id::text, run_at::text from graphile_worker._private_jobs where key = ${key} order by id`,
+        )
+      ).rows as { id: string; run_at: string }[];
+    const send = (text: string) =>
+      sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text });
+    const pending = async () =>
+      (await outboxOf(h, seller.lineId)).filter((r) => r.status === 'pending' || r.status === 'sending')
+        .length;
+
+    // A waiting job: nothing written.
+    await send('waiting');
+    const waiting = await jobs();
+    assert.equal(waiting.length, 1);
+    assert.ok(!(await texting.sweep()).includes(seller.lineId));
+    assert.deepEqual(await jobs(), waiting);
+    // The job lost (a process stopped between the text's commit and its job): the sweep adds it, the text goes out.
+    await db.execute(sql`delete from graphile_worker._private_jobs where key = ${key}`);
+    await h.platform.runDueJobs();
+    assert.equal(await pending(), 1, 'no job: the text waits');
+    assert.ok((await texting.sweep()).includes(seller.lineId));
+    await h.platform.runDueJobs();
+    assert.equal(await pending(), 0);
+
+    // A job that failed for good (no attempt left): revived.
+    await send('dead');
+    await db.execute(
+      sql`update graphile_worker._private_jobs set attempts = max_attempts, last_error = 'carrier down' where key = ${key}`,
+    );
+    await h.platform.runDueJobs();
+    assert.equal(await pending(), 1);
+    assert.ok((await texting.sweep()).includes(seller.lineId));
+    await h.platform.runDueJobs();
+    assert.equal(await pending(), 0);
+
+    // A running job is left alone; one locked for 15 minutes (its worker was killed) gets a successor.
+    await send('killed');
+    await db.execute(
+      sql`update graphile_worker._private_jobs set attempts = 1, locked_at = now() - interval '5 minutes', locked_by = 'killed-worker' where key = ${key}`,
+    );
+    assert.ok(!(await texting.sweep()).includes(seller.lineId), 'a job running for 5 minutes');
+    await db.execute(
+      sql`update graphile_worker._private_jobs set locked_at = now() - interval '16 minutes' where key = ${key}`,
+    );
+    assert.ok((await texting.sweep()).includes(seller.lineId));
+    await h.platform.runDueJobs();
+    assert.equal(await pending(), 0);
+    await db.execute(sql`delete from graphile_worker._private_jobs where locked_by = 'killed-worker'`);
+
+    // A text left `sending` (the process stopped before the carrier's answer) and no job: after 5 minutes.
+    const stuck = json(await send('stuck')).data.outboxId as string;
+    await db.execute(sql`delete from graphile_worker._private_jobs where key = ${key}`);
+    await db
+      .update(textOutbox)
+      .set({ status: 'sending', sentAt: h.clock.now() })
+      .where(eq(textOutbox.publicId, stuck));
+    h.clock.advance(4 * 60_000);
+    assert.ok(!(await texting.sweep()).includes(seller.lineId), 'sending for 4 minutes');
+    h.clock.advance(60_000);
+    assert.ok((await texting.sweep()).includes(seller.lineId));
+    await h.platform.runDueJobs();
+    assert.equal((await outboxRow(h, stuck)).status, 'sent');
+    // Nothing left to send: nothing to sweep.
+    assert.ok(!(await texting.sweep()).includes(seller.lineId));
+    assert.deepEqual(await jobs(), []);
   });
 
   test('a send waiting for the line lock while the job drains the queue still gets a job (the check reads the job after the lock)', async () => {

@@ -62,7 +62,7 @@ describe('text-message commands', () => {
     assert.equal(answers.filter((a) => json(a).data.duplicate === false).length, 1);
   });
 
-  test('rule 1: phone lines disabled is 409; a retired line is 409; a line of another Seller Account is 404', async () => {
+  test('rule 1: phone lines disabled is 409; a retired line is 409 (also once its number is assigned to another account); a line of another Seller Account is 404', async () => {
     const off = await setupSeller(h, { enabled: false });
     assertError(
       await sendText(h, off.adminKey, { line: off.line, destination: DEST, text: 'x' }),
@@ -92,6 +92,28 @@ describe('text-message commands', () => {
       'CONFLICT',
       'line_retired',
     );
+    // Rule 1 asks for a number assigned by the operator: a retired line's account is told its state (409, "incomplete
+    // account state"), not that the number is unknown (404), also once the number is assigned to another account,
+    // whose line it then is.
+    const next = await setupSeller(h, { line: off.line });
+    assertError(
+      await sendText(h, off.adminKey, { line: off.line, destination: DEST, text: 'x' }),
+      409,
+      'CONFLICT',
+      'line_retired',
+    );
+    const theirs = await sendText(h, next.adminKey, { line: off.line, destination: DEST, text: 'x' });
+    assert.equal(theirs.statusCode, 202, theirs.body);
+    // Assigned again to the first account: its new line sends.
+    await h.ops('PATCH', `/_ops/text-lines/${next.lineId}`, { status: 'retired' });
+    const again = await h.ops('POST', '/_ops/text-lines', {
+      organizationId: off.organizationId,
+      number: off.line,
+    });
+    assert.equal(again.statusCode, 201, again.body);
+    const ours = await sendText(h, off.adminKey, { line: off.line, destination: DEST, text: 'x' });
+    assert.equal(ours.statusCode, 202, ours.body);
+    assert.equal((await outboxOf(h, json(again).id)).length, 1);
   });
 
   test('rule 2 and Authentication rule 7: write access in the Seller Account; a buyer key, a read-only widget token are 403', async () => {
@@ -205,6 +227,56 @@ describe('text-message commands', () => {
     await h.platform.runDueJobs();
     const log = json(await h.ops('GET', '/_ops/carrier/messages')).messages as { from: string; to: string }[];
     assert.ok(log.some((m) => m.from === h.seeded.sellerLine && m.to === '+12125550188'));
+  });
+
+  test("the operator's delivery log is an offset list: take (1-200, default 50) and skip, meta.pagination, newest first", async () => {
+    const mine = await setupSeller(h);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        json(await sendText(h, mine.adminKey, { line: mine.line, destination: DEST, text: `log ${i}` })).data
+          .outboxId,
+      );
+    const page = async (query: string) => {
+      const res = await h.ops('GET', `/_ops/text-lines/${mine.lineId}/outbox${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = json(res);
+      return { ids: body.texts.map((t: { outboxId: string }) => t.outboxId), meta: body.meta.pagination };
+    };
+    const newest = [...ids].reverse();
+    assert.deepEqual(await page(''), {
+      ids: newest,
+      meta: { skip: 0, take: 50, total: 5, hasMore: false },
+    });
+    assert.deepEqual(await page('?take=2'), {
+      ids: newest.slice(0, 2),
+      meta: { skip: 0, take: 2, total: 5, hasMore: true },
+    });
+    assert.deepEqual(await page('?take=2&skip=2'), {
+      ids: newest.slice(2, 4),
+      meta: { skip: 2, take: 2, total: 5, hasMore: true },
+    });
+    assert.deepEqual(await page('?take=2&skip=4'), {
+      ids: newest.slice(4),
+      meta: { skip: 4, take: 2, total: 5, hasMore: false },
+    });
+    assert.deepEqual(await page('?skip=9'), {
+      ids: [],
+      meta: { skip: 9, take: 50, total: 5, hasMore: false },
+    });
+    assert.deepEqual((await page('?status=sent')).meta.total, 0);
+    assert.deepEqual((await page('?status=pending&take=1')).meta, {
+      skip: 0,
+      take: 1,
+      total: 5,
+      hasMore: true,
+    });
+    for (const bad of ['?take=0', '?take=201', '?skip=-1', '?take=x'])
+      assertError(
+        await h.ops('GET', `/_ops/text-lines/${mine.lineId}/outbox${bad}`),
+        400,
+        'VALIDATION_ERROR',
+      );
   });
 
   test('rule 6: there is no status lookup route', async () => {

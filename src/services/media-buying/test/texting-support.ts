@@ -125,19 +125,17 @@ export async function carrierLog(h: MediaBuyingHarness) {
   return json(res).messages as { to: string; from: string; text: string; channel: string }[];
 }
 
-/** The outbox rows of a line (raw). */
+/** The outbox rows of a line as the operator's delivery log lists them (every page), oldest first. */
 export async function outboxOf(h: MediaBuyingHarness, lineId: string) {
-  const res = await h.ops('GET', `/_ops/text-lines/${lineId}/outbox`);
-  assert.equal(res.statusCode, 200, res.body);
-  return (
-    json(res).texts as {
-      outboxId: string;
-      status: string;
-      reason: string | null;
-      origin: string;
-      segments: number;
-    }[]
-  ).reverse();
+  type Row = { outboxId: string; status: string; reason: string | null; origin: string; segments: number };
+  const rows: Row[] = [];
+  for (let skip = 0; ; skip += 200) {
+    const res = await h.ops('GET', `/_ops/text-lines/${lineId}/outbox?take=200&skip=${skip}`);
+    assert.equal(res.statusCode, 200, res.body);
+    rows.push(...(json(res).texts as Row[]));
+    if (!json(res).meta.pagination.hasMore) break;
+  }
+  return rows.reverse();
 }
 
 /** The raw inbound row by public id. */

@@ -1,0 +1,1 @@
+CREATE INDEX "text_outbox_unsent_idx" ON "media_buying"."text_outbox" USING btree ("line_id") WHERE "media_buying"."text_outbox"."status" in ('pending', 'sending');
