@@ -11,10 +11,11 @@
  *
  * Part 3 adds a stateless MCP `tools/call` of `get_products` (`media-buying-mcp.ts`; target >= 800 req/s).
  */
+import type pg from 'pg';
 import { ManualClock } from '../src/platform/clock.ts';
 import { mediaBuyingService } from '../src/services/media-buying/index.ts';
 import { startTestPlatform } from '../test/support/platform.ts';
-import { bareServer, load, report } from './lib.ts';
+import { bareServer, load, report, settleStatistics } from './lib.ts';
 import { benchMcp } from './media-buying-mcp.ts';
 import { benchTexting } from './media-buying-texting.ts';
 
@@ -31,6 +32,8 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
   });
   try {
     const app = platform.app('media-buying');
+    const { pool } = platform.booted.services.get('media-buying')!.ctx;
+    await settleStatistics(pool);
     const demo = platform.credentials('media-buying') as { apiKey: string; email: string; password: string };
     const addr = app.server.address();
     if (!addr || typeof addr !== 'object') throw new Error('not listening');
@@ -59,7 +62,7 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
       await bare.close();
     }
 
-    await benchPart2(app, addr.port, headers, durationSeconds);
+    await benchPart2(app, pool, addr.port, headers, durationSeconds);
     await benchMcp(addr.port, demo.apiKey, durationSeconds);
 
     const started = performance.now();
@@ -85,6 +88,7 @@ export async function benchMediaBuying(durationSeconds: number): Promise<void> {
 /** Part 2's cases: the paged list (take 100) and a discover-products page, each with its bare baseline. */
 async function benchPart2(
   app: ReturnType<Awaited<ReturnType<typeof startTestPlatform>>['app']>,
+  pool: pg.Pool,
   port: number,
   auth: Record<string, string>,
   durationSeconds: number,
@@ -99,6 +103,7 @@ async function benchPart2(
     });
     if (res.statusCode !== 201) throw new Error(`feedback failed: ${res.statusCode} ${res.body}`);
   }
+  await settleStatistics(pool);
   const listPath = '/api/v2/buyer/human-feedback?take=100';
   const list = await app.inject({ method: 'GET', url: listPath, headers: auth });
   if (list.statusCode !== 200) throw new Error(`list failed: ${list.statusCode} ${list.body}`);

@@ -3,23 +3,28 @@
  *
  * The server is `TEST_DATABASE_URL` when set (CI sets it to the machine's PostgreSQL); otherwise one embedded
  * PostgreSQL is started in a temporary directory for this process and stopped when it exits. Each call of
- * {@link createTestDatabase} creates its own database on that server and drops it afterwards.
+ * {@link createTestDatabase} creates its own database on that server and drops it afterwards; a database for booted
+ * services is a copy of a template migrated once per server and migration content ({@link migratedTemplate}), so test
+ * files do not each run every migration.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import type { Clock } from '../../src/platform/clock.ts';
 import { loadConfig, type PlatformConfig } from '../../src/platform/config.ts';
-import { withDatabaseName } from '../../src/platform/database.ts';
+import { openDatabase, runMigrations, withDatabaseName } from '../../src/platform/database.ts';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/platform/embedded-postgres.ts';
 import { createServiceApp, type ServiceApp, type ServiceAppOptions } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import type { OutboundHttp } from '../../src/platform/outbound-http.ts';
-import { type BootedPlatform, bootServices } from '../../src/platform/runtime.ts';
+import { migrateJobs } from '../../src/platform/jobs.ts';
+import { type BootedPlatform, bootServices, PLATFORM_MIGRATIONS } from '../../src/platform/runtime.ts';
 import type { ServiceDefinition } from '../../src/platform/service.ts';
 
 let embedded: Promise<EmbeddedPostgresHandle> | undefined;
@@ -43,14 +48,99 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database `t_<random>` on the test server. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** SHA-256 over every file under `folder` (names and contents, in name order). */
+function hashFolder(hash: ReturnType<typeof createHash>, folder: string): void {
+  for (const entry of readdirSync(folder).sort()) {
+    const full = path.join(folder, entry);
+    hash.update(entry);
+    if (statSync(full).isDirectory()) hashFolder(hash, full);
+    else hash.update(readFileSync(full));
+  }
+}
+
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * The name of a template database on the server of `admin` holding every migration of the platform, of `services`
+ * and of Graphile Worker: `tpl_<hash>`, the hash covering the migration files, the services and Graphile Worker's
+ * version, so a changed migration makes a new template. Made once per server: test processes starting together take
+ * an advisory lock, and the first builds it under another name and renames it when complete; it is marked a template
+ * that accepts no connections (so copies never find it in use), and older templates of the same services are dropped.
+ */
+async function migratedTemplate(admin: string, services: readonly ServiceDefinition[]): Promise<string> {
+  const sets = [PLATFORM_MIGRATIONS, ...services.map((s) => s.migrations)];
+  const hash = createHash('sha256');
+  hash.update(String(createRequire(import.meta.url)('graphile-worker/package.json').version));
+  for (const set of sets) {
+    hash.update(`\0${set.schema}\0`);
+    hashFolder(hash, set.folder);
+  }
+  const name = `tpl_${hash.digest('hex').slice(0, 24)}`;
+  const label = `api-suite test template: ${services.map((s) => s.name).join(', ') || 'platform'}`;
+  let made = templates.get(`${admin} ${name}`);
+  if (!made) {
+    made = (async () => {
+      const client = new pg.Client({ connectionString: admin });
+      await client.connect();
+      try {
+        await client.query('select pg_advisory_lock(hashtext($1))', [`api-suite:test-template:${name}`]);
+        const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+        if (found.rowCount === 0) {
+          const building = `${name}_build`;
+          await client.query(`drop database if exists "${building}" with (force)`);
+          await client.query(`create database "${building}"`);
+          const database = openDatabase(withDatabaseName(admin, building), { max: 2 });
+          try {
+            await runMigrations(database.pool, sets);
+            await migrateJobs(database.pool, createLogger('silent'));
+          } finally {
+            await database.close();
+          }
+          await client.query(`alter database "${building}" rename to "${name}"`);
+          await client.query(`alter database "${name}" with is_template true allow_connections false`);
+          await client.query(`comment on database "${name}" is ${client.escapeLiteral(label)}`);
+          // Templates of the same services made from older migrations are of no more use.
+          const stale = await client.query<{ datname: string }>(
+            `select d.datname from pg_database d
+              where d.datname like 'tpl\\_%' and d.datname <> $1 and shobj_description(d.oid, 'pg_database') = $2`,
+            [name, label],
+          );
+          for (const { datname } of stale.rows) {
+            // Best effort: a template another run is still copying stays until a later run.
+            await client
+              .query(`alter database "${datname}" with is_template false`)
+              .then(() => client.query(`drop database if exists "${datname}"`))
+              .catch(() => undefined);
+          }
+        }
+        return name;
+      } finally {
+        await client.end();
+      }
+    })();
+    templates.set(`${admin} ${name}`, made);
+  }
+  return made;
+}
+
+/**
+ * Creates a database `t_<random>` on the test server: empty, or, with `migrated`, already holding the migrations of
+ * the platform, of those services and of Graphile Worker (a copy of {@link migratedTemplate}; booting on it finds
+ * nothing to migrate).
+ */
+export async function createTestDatabase(
+  options: { migrated?: readonly ServiceDefinition[] } = {},
+): Promise<TestDatabase> {
   const admin = await testServerUrl();
   const name = `t_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated ? await migratedTemplate(admin, options.migrated) : undefined;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
-  await client.query(`create database "${name}"`);
-  await client.end();
+  try {
+    await client.query(`create database "${name}"${template ? ` template "${template}"` : ''}`);
+  } finally {
+    await client.end();
+  }
   return {
     url: withDatabaseName(admin, name),
     name,
@@ -104,7 +194,7 @@ export async function startTestPlatform(options: {
   runWorker?: boolean;
   logLines?: string[];
 }): Promise<TestPlatform> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: options.services });
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'api-suite-test-'));
   const env: Record<string, string> = {
     DATA_DIR: dataDir,

@@ -9,6 +9,7 @@ import {
   Catalog,
   DeliveryRunner,
   Discovery,
+  platformDomainsOf,
   SimulatedAdPlatform,
   simulateDeliveryTask,
 } from './catalog/index.ts';
@@ -161,12 +162,9 @@ export const mediaBuyingService: ServiceDefinition = {
       uiOrigin,
     });
     // The platform's own domains (never a buyer's operator identity, nor any subdomain of them): its public host, its
-    // UI host and the configured parent domain of both (MEDIA_BUYING_COOKIE_DOMAIN, the apex the platform runs under).
-    const platformDomains = () => [
-      new URL(publicUrl()).hostname,
-      new URL(uiOrigin()).hostname,
-      ...(config.cookieDomain ? [config.cookieDomain] : []),
-    ];
+    // UI host, their registrable domains (the apex under the Public Suffix List) and the configured parent domain.
+    const platformDomains = () =>
+      platformDomainsOf([new URL(publicUrl()).hostname, new URL(uiOrigin()).hostname], config.cookieDomain);
     const catalog = new Catalog(ctx.db, ctx.clock, organizations, platformDomains);
     const discovery = new Discovery(ctx.db, ctx.clock, catalog);
     const lists = new BuyerLists(ctx.db);

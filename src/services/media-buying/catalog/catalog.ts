@@ -6,6 +6,7 @@
  * methods.
  */
 import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { getDomain } from 'tldts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
@@ -97,6 +98,27 @@ export interface MediaBuyOptions {
   fxRate?: (from: string, to: string) => Promise<number>;
   /** Held for the operator's approval: `pending_start`, unconfirmed (`confirmedAt` null) until dispatched. */
   provisional?: boolean;
+}
+
+/**
+ * The platform's own domains for Buyer Setup (spec "Buyer Setup": the service never acts as, nor lets a buyer name,
+ * its own platform as the operator): each host the platform serves from (public URL, UI origin), the registrable
+ * domain of each (its apex: one label under its public suffix in the Public Suffix List, private suffixes such as
+ * `herokuapp.com` included, via `tldts`; none for an IP address or `localhost`), and the configured parent domain
+ * (`MEDIA_BUYING_COOKIE_DOMAIN`). An operator identity equal to one of them, or under one, is refused.
+ * @param hosts host names, any case.
+ * @returns lower-case domains, without duplicates.
+ */
+export function platformDomainsOf(hosts: readonly string[], parentDomain: string | undefined): string[] {
+  const out = new Set<string>();
+  for (const raw of hosts) {
+    const host = raw.toLowerCase();
+    out.add(host);
+    const apex = getDomain(host, { allowPrivateDomains: true });
+    if (apex) out.add(apex);
+  }
+  if (parentDomain) out.add(parentDomain.toLowerCase());
+  return [...out];
 }
 
 /** The buying and selling records (module comment). */

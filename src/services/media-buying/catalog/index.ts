@@ -9,6 +9,7 @@ export {
   type Acting,
   Catalog,
   type ProductInput,
+  platformDomainsOf,
 } from './catalog.ts';
 export { DeliveryRunner, SimulatedAdPlatform, simulateDeliveryTask } from './delivery.ts';
 export { Discovery, NEW_DISCOVERY } from './discovery.ts';

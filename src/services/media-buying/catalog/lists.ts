@@ -1,8 +1,9 @@
 /**
  * The offset lists of a Buyer Account (spec "Lists and discovery": `take`, `skip`, `meta.pagination`), as prepared
- * statements built once per instance. Each page and its total are one query (a window count; past the last row the
- * total is counted on its own). Orders are total (the id breaks every tie), so consecutive pages never repeat or
- * skip a row: newest first for the audit log and the delivery metrics, creation order for the other records.
+ * statements built once per instance. Each page and its total are one query (the total a scalar count subquery;
+ * past the last row the total is counted on its own). Orders are total (the id breaks every tie), so consecutive
+ * pages never repeat or skip a row: newest first for the audit log and the delivery metrics, creation order for the
+ * other records.
  *
  * Caps of `take` per endpoint are {@link LIST_CAPS}; the routes' schemas enforce them.
  */
@@ -102,12 +103,19 @@ export class BuyerLists {
     const org = sql.placeholder('orgId');
     const take = sql.placeholder('take');
     const skip = sql.placeholder('skip');
-    const total = sql<number>`count(*) over ()`.mapWith(Number);
     const actor = aliasedTable(users, 'actor');
     const seller = aliasedTable(organizations, 'seller');
-    /** `select count(*)` of `table` where `column` is the organization: the total of a page past its last row. */
+    /** `select count(*)` of `table` where `column` is the organization. */
+    const countOf = (table: PgTable, column: PgColumn) =>
+      db.select({ n: count() }).from(table).where(eq(column, org));
+    /**
+     * A page's total: the count as a scalar subquery, run once per page (an index count; the page's joins run for its
+     * rows only, where a window count would join every row of the account).
+     */
+    const totalOf = (counted: ReturnType<typeof countOf>) => sql<number>`(${counted})`.mapWith(Number);
+    /** The total of a page past its last row, on its own. */
     const countWhere = (table: PgTable, column: PgColumn, name: string) =>
-      db.select({ n: count() }).from(table).where(eq(column, org)).prepare(name);
+      countOf(table, column).prepare(name);
     /** A page of advertiser accounts (account links) whose `owner` column is the organization (buyer or seller side). */
     const accountLinksWhere = (owner: PgColumn, name: string) =>
       db
@@ -116,7 +124,7 @@ export class BuyerLists {
           advertiserId: advertisers.publicId,
           storefrontId: storefronts.publicId,
           sellerAccountId: seller.publicId,
-          total,
+          total: totalOf(countOf(advertiserAccounts, owner)),
         })
         .from(advertiserAccounts)
         .innerJoin(advertisers, eq(advertisers.id, advertiserAccounts.advertiserId))
@@ -127,9 +135,29 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare(name);
+    const metricsCount = db
+      .select({ n: count() })
+      .from(deliveryMetrics)
+      .innerJoin(mediaBuys, eq(mediaBuys.id, deliveryMetrics.mediaBuyId))
+      .where(
+        and(
+          eq(deliveryMetrics.organizationId, org),
+          sql`(${sql.placeholder('mediaBuyId')}::text is null or ${mediaBuys.publicId} = ${sql.placeholder('mediaBuyId')}::text)`,
+        ),
+      );
+    const measurementCount = db
+      .select({ n: count() })
+      .from(measurementRecords)
+      .where(
+        and(eq(measurementRecords.organizationId, org), eq(measurementRecords.kind, sql.placeholder('kind'))),
+      );
     this.q = {
       audit: db
-        .select({ row: auditLogs, actorId: actor.publicId, total })
+        .select({
+          row: auditLogs,
+          actorId: actor.publicId,
+          total: totalOf(countOf(auditLogs, auditLogs.organizationId)),
+        })
         .from(auditLogs)
         .leftJoin(actor, eq(actor.id, auditLogs.actorUserId))
         .where(eq(auditLogs.organizationId, org))
@@ -143,7 +171,7 @@ export class BuyerLists {
           row: deliveryMetrics,
           mediaBuyId: mediaBuys.publicId,
           packageId: packages.publicId,
-          total,
+          total: totalOf(metricsCount),
         })
         .from(deliveryMetrics)
         .innerJoin(mediaBuys, eq(mediaBuys.id, deliveryMetrics.mediaBuyId))
@@ -158,19 +186,13 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_metrics'),
-      metricsCount: db
-        .select({ n: count() })
-        .from(deliveryMetrics)
-        .innerJoin(mediaBuys, eq(mediaBuys.id, deliveryMetrics.mediaBuyId))
-        .where(
-          and(
-            eq(deliveryMetrics.organizationId, org),
-            sql`(${sql.placeholder('mediaBuyId')}::text is null or ${mediaBuys.publicId} = ${sql.placeholder('mediaBuyId')}::text)`,
-          ),
-        )
-        .prepare('mb_count_metrics'),
+      metricsCount: metricsCount.prepare('mb_count_metrics'),
       creatives: db
-        .select({ row: creatives, advertiserId: advertisers.publicId, total })
+        .select({
+          row: creatives,
+          advertiserId: advertisers.publicId,
+          total: totalOf(countOf(creatives, creatives.organizationId)),
+        })
         .from(creatives)
         .innerJoin(advertisers, eq(advertisers.id, creatives.advertiserId))
         .where(eq(creatives.organizationId, org))
@@ -180,7 +202,11 @@ export class BuyerLists {
         .prepare('mb_list_creatives'),
       creativesCount: countWhere(creatives, creatives.organizationId, 'mb_count_creatives'),
       cohorts: db
-        .select({ row: testCohorts, advertiserId: advertisers.publicId, total })
+        .select({
+          row: testCohorts,
+          advertiserId: advertisers.publicId,
+          total: totalOf(countOf(testCohorts, testCohorts.organizationId)),
+        })
         .from(testCohorts)
         .innerJoin(advertisers, eq(advertisers.id, testCohorts.advertiserId))
         .where(eq(testCohorts.organizationId, org))
@@ -195,7 +221,7 @@ export class BuyerLists {
         'mb_list_feedback',
         sql`select f.public_id as "publicId", f.rating as "rating", f.comment as "comment",
             f.created_at as "createdAt", b.public_id as "mediaBuyId", u.public_id as "authorId",
-            count(*) over () as "total"
+            (${countOf(humanFeedback, humanFeedback.organizationId)}) as "total"
           from ${humanFeedback} f
           left join ${mediaBuys} b on b.id = f.media_buy_id
           left join ${users} u on u.id = f.author_user_id
@@ -205,7 +231,7 @@ export class BuyerLists {
       ),
       feedbackCount: countWhere(humanFeedback, humanFeedback.organizationId, 'mb_count_feedback'),
       measurement: db
-        .select({ row: measurementRecords, total })
+        .select({ row: measurementRecords, total: totalOf(measurementCount) })
         .from(measurementRecords)
         .where(
           and(
@@ -217,22 +243,17 @@ export class BuyerLists {
         .limit(take)
         .offset(skip)
         .prepare('mb_list_measurement'),
-      measurementCount: db
-        .select({ n: count() })
-        .from(measurementRecords)
-        .where(
-          and(
-            eq(measurementRecords.organizationId, org),
-            eq(measurementRecords.kind, sql.placeholder('kind')),
-          ),
-        )
-        .prepare('mb_count_measurement'),
+      measurementCount: measurementCount.prepare('mb_count_measurement'),
       accounts: accountLinksWhere(advertiserAccounts.organizationId, 'mb_list_accounts'),
       accountsCount: countWhere(advertiserAccounts, advertiserAccounts.organizationId, 'mb_count_accounts'),
       links: accountLinksWhere(advertiserAccounts.sellerOrganizationId, 'mb_list_links'),
       linksCount: countWhere(advertiserAccounts, advertiserAccounts.sellerOrganizationId, 'mb_count_links'),
       campaigns: db
-        .select({ row: campaigns, advertiserId: advertisers.publicId, total })
+        .select({
+          row: campaigns,
+          advertiserId: advertisers.publicId,
+          total: totalOf(countOf(campaigns, campaigns.organizationId)),
+        })
         .from(campaigns)
         .innerJoin(advertisers, eq(advertisers.id, campaigns.advertiserId))
         .where(eq(campaigns.organizationId, org))
@@ -250,7 +271,7 @@ export class BuyerLists {
           salesAgentId: salesAgents.publicId,
           sellerAccountId: seller.publicId,
           accountId: advertiserAccounts.publicId,
-          total,
+          total: totalOf(countOf(mediaBuys, mediaBuys.organizationId)),
         })
         .from(mediaBuys)
         .innerJoin(advertisers, eq(advertisers.id, mediaBuys.advertiserId))

@@ -5,12 +5,13 @@
  * the outside world (a provider account connected in a sandbox, the delivery job, a forced operator identity).
  */
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { ServiceApp } from '../../../platform/http.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
 import { activationContract, activationGuide, SANDBOX_STATES } from '../activation/index.ts';
 import { simulateDeliveryTask } from '../catalog/index.ts';
-import { forbidden, rateLimited } from '../media-buying-errors.ts';
+import { rateLimited } from '../media-buying-errors.ts';
 import { Envelope, ErrorEnvelope, idErrors, security } from '../media-buying-schemas.ts';
 import { actingOf } from './buyer-records.ts';
 import { Name, PublicId } from './catalog-schemas.ts';
@@ -140,18 +141,13 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
     },
   );
 
-  const requireSandbox = (caller: ReturnType<typeof ctx.caller>) => {
-    if (!caller.sandbox)
-      throw forbidden('This route is for agent registration credentials (the activation sandbox).', {
-        reason: 'activation_credential_required',
-      });
-    return caller.sandbox;
-  };
+  /** The sandbox of a request its guard admitted (`sandbox: true`: an agent registration credential). */
+  const sandboxOf = (request: FastifyRequest) => ctx.caller(request).sandbox!;
 
   app.get(
     '/api/v2/buyer/activation',
     {
-      onRequest: ctx.authenticated({ needs: { fn: 'buyer', level: 'read' } }),
+      onRequest: ctx.authenticated({ sandbox: true, needs: { fn: 'buyer', level: 'read' } }),
       schema: {
         operationId: 'getActivation',
         tags: ['activation'],
@@ -161,7 +157,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       },
     },
     async (request, reply) => {
-      const { registrationId } = requireSandbox(ctx.caller(request));
+      const { registrationId } = sandboxOf(request);
       reply.header('cache-control', 'no-store');
       return ctx.ok(await sandbox.record(registrationId));
     },
@@ -170,7 +166,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
   app.post(
     '/api/v2/buyer/activation/provider-binding',
     {
-      onRequest: ctx.authenticated({ needs: { fn: 'buyer', level: 'read' } }),
+      onRequest: ctx.authenticated({ sandbox: true, needs: { fn: 'buyer', level: 'read' } }),
       schema: {
         operationId: 'bindActivationProvider',
         tags: ['activation'],
@@ -180,7 +176,7 @@ export function registerActivationRoutes(app: ServiceApp, ctx: MediaBuyingRouteC
       },
     },
     async (request) => {
-      const { registrationId } = requireSandbox(ctx.caller(request));
+      const { registrationId } = sandboxOf(request);
       return ctx.ok(await sandbox.bindProvider(registrationId));
     },
   );

@@ -82,9 +82,38 @@ export interface Guard {
   alpha?: string;
   /** The route mutates but is allowed with outstanding terms (accepting them, signing out). */
   termsExempt?: boolean;
+  /** Only an agent registration credential (the activation sandbox's own routes: the probe, provider binding). */
+  sandbox?: boolean;
 }
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * How a route admits its caller, as its `onRequest` hooks declare it (read by the route reference, `route-table.ts`):
+ * a {@link Guard} of `authenticated()`, an open route (`anonymous`), or a form of the service's own pages
+ * (`servicePage`).
+ */
+export type DeclaredAccess =
+  | { kind: 'authenticated'; guard: Guard }
+  | { kind: 'anonymous' }
+  | { kind: 'servicePage' };
+
+const ACCESS = Symbol('media-buying route access');
+
+/** Marks `hook` as the hook that declares its route's access. */
+function declaring<T extends object>(hook: T, access: DeclaredAccess): T {
+  return Object.assign(hook, { [ACCESS]: access });
+}
+
+/** The access the `onRequest` hooks of a route declare, if one of them does. */
+export function declaredAccess(onRequest: unknown): DeclaredAccess | undefined {
+  const hooks = Array.isArray(onRequest) ? onRequest : [onRequest];
+  for (const hook of hooks) {
+    const access = (hook as { [ACCESS]?: DeclaredAccess } | null)?.[ACCESS];
+    if (access) return access;
+  }
+  return undefined;
+}
 
 /** True when `request` is a state-changing request. */
 export function isUnsafe(request: FastifyRequest): boolean {
@@ -170,26 +199,34 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
       ),
   });
 
-  const guardHook = (guard: Guard) => async (request: FastifyRequest) => {
-    const caller = auth.principal(request);
-    if (caller.sandbox) {
-      // The activation sandbox: the policy table decides from the credential's state and the route alone (rule 8).
-      const { decision, routeClass } = decide(
-        caller.sandbox.state,
-        request.method,
-        request.routeOptions.url ?? '',
-      );
-      if (decision !== 'allow') throw sandboxDenied(decision, caller.sandbox.state, routeClass);
-      // An allowed route still applies every other rule of the route: a registration bound to a Buyer Account is
-      // checked like any credential of that account (identity, access, terms, alpha opt-ins); an unbound one acts in
-      // no organization (its granted reads see an empty tenancy) and so has no alpha feature either.
-      if (caller.organization !== null) checkIdentity(guard, caller);
-      await checkTermsAndAlpha(request, guard, caller);
-      return;
-    }
-    checkIdentity(guard, caller);
-    await checkTermsAndAlpha(request, guard, caller);
-  };
+  const guardHook = (guard: Guard) =>
+    declaring(
+      async (request: FastifyRequest) => {
+        const caller = auth.principal(request);
+        if (guard.sandbox && !caller.sandbox)
+          throw forbidden('This route is for agent registration credentials (the activation sandbox).', {
+            reason: 'activation_credential_required',
+          });
+        if (caller.sandbox) {
+          // The activation sandbox: the policy table decides from the credential's state and the route alone (rule 8).
+          const { decision, routeClass } = decide(
+            caller.sandbox.state,
+            request.method,
+            request.routeOptions.url ?? '',
+          );
+          if (decision !== 'allow') throw sandboxDenied(decision, caller.sandbox.state, routeClass);
+          // An allowed route still applies every other rule of the route: a registration bound to a Buyer Account is
+          // checked like any credential of that account (identity, access, terms, alpha opt-ins); an unbound one acts in
+          // no organization (its granted reads see an empty tenancy) and so has no alpha feature either.
+          if (caller.organization !== null) checkIdentity(guard, caller);
+          await checkTermsAndAlpha(request, guard, caller);
+          return;
+        }
+        checkIdentity(guard, caller);
+        await checkTermsAndAlpha(request, guard, caller);
+      },
+      { kind: 'authenticated', guard },
+    );
 
   /**
    * The access, terms and alpha rules of a route (after the identity rules).
@@ -209,7 +246,9 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
   };
 
   /** The `onRequest` hooks of an open route: a browser's state-changing request must come from the UI origin. */
-  const anonymous = [async (request: FastifyRequest) => checkOrigin(request, false)];
+  const anonymous = [
+    declaring(async (request: FastifyRequest) => checkOrigin(request, false), { kind: 'anonymous' }),
+  ];
 
   /**
    * The `onRequest` hooks of a form on a page the service serves itself (the hosted sign-in page, the OIDC
@@ -217,13 +256,16 @@ export function mediaBuyingRouteContext(app: ServiceApp, deps: MediaBuyingRouteD
    * @throws ApiError 403 `FORBIDDEN` (`origin_not_allowed`) for a browser post from any other origin.
    */
   const servicePage = [
-    async (request: FastifyRequest) => {
-      const origin = firstHeader(request.headers.origin);
-      if (origin !== undefined && origin !== new URL(deps.publicUrl()).origin && origin !== uiOrigin())
-        throw forbidden('This form is accepted only from this service or the UI origin.', {
-          reason: 'origin_not_allowed',
-        });
-    },
+    declaring(
+      async (request: FastifyRequest) => {
+        const origin = firstHeader(request.headers.origin);
+        if (origin !== undefined && origin !== new URL(deps.publicUrl()).origin && origin !== uiOrigin())
+          throw forbidden('This form is accepted only from this service or the UI origin.', {
+            reason: 'origin_not_allowed',
+          });
+      },
+      { kind: 'servicePage' },
+    ),
   ];
 
   /**

@@ -28,6 +28,7 @@ import { registerOidcSimulatorRoutes } from './oidc-simulator.ts';
 import { registerOpsRoutes } from './ops.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
 import { registerPageRoutes } from './pages.ts';
+import { recordRoutes } from './route-table.ts';
 import { registerSignInRoutes } from './sign-in.ts';
 import { registerSignupRoutes } from './signup.ts';
 import { registerStorefrontRoutes } from './storefront.ts';
@@ -49,6 +50,7 @@ export function registerMediaBuyingRoutes(
     mcpOAuth: McpOAuth;
   },
 ): void {
+  recordRoutes(app);
   const ctx = mediaBuyingRouteContext(app, deps);
   registerAuthRoutes(app, ctx, deps.accounts);
   registerOrganizationRoutes(app, ctx);

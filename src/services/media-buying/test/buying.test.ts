@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
+import { platformDomainsOf } from '../catalog/index.ts';
 import {
   envelopeData,
   envelopeError,
@@ -565,5 +566,49 @@ describe('media buying part 2: Buyer Setup, buying checks, storefronts, discover
        where not exists (select 1 from media_buying.discovery_sessions s where s.id = q.session_id)`,
     );
     assert.equal((orphans.rows[0] as { n: number }).n, 0);
+  });
+});
+
+test("the platform's domains: each host, its registrable domain (Public Suffix List, private suffixes too), the parent", () => {
+  assert.deepEqual(platformDomainsOf(['API.Adsuite.co.uk', 'app.adsuite.co.uk'], undefined), [
+    'api.adsuite.co.uk',
+    'adsuite.co.uk',
+    'app.adsuite.co.uk',
+  ]);
+  // A private suffix (a hosting platform's): the apex is the app's own name, never every tenant of the host.
+  assert.deepEqual(platformDomainsOf(['mediabuy.herokuapp.com'], undefined), ['mediabuy.herokuapp.com']);
+  // An address or localhost has no registrable domain.
+  assert.deepEqual(platformDomainsOf(['127.0.0.1', 'localhost'], 'Example.com'), [
+    '127.0.0.1',
+    'localhost',
+    'example.com',
+  ]);
+});
+
+describe('Buyer Setup without a configured parent domain: the apex comes from the Public Suffix List', () => {
+  let h: MediaBuyingHarness;
+  let buyer: string;
+  before(async () => {
+    h = await startMediaBuying({ env: { MEDIA_BUYING_UI_ORIGIN: 'https://app.adsuite.co.uk' } });
+    const org = await h.createOrganization('buyer', 'Apex Agency');
+    await h.addMember(org, 'apex-admin@example.com', 'admin');
+    buyer = await h.signInAccepted('apex-admin@example.com', STRONG_PASSWORD);
+  });
+  after(() => h?.close());
+
+  test('the UI host apex and any host under it are refused; a domain beside it under the same suffix is not', async () => {
+    const put = (domain: string) =>
+      h.session(buyer, {
+        method: 'PUT',
+        url: '/api/v2/buyer/setup/operator-identity',
+        payload: { domain, name: 'Us' },
+      });
+    for (const domain of ['adsuite.co.uk', 'www.adsuite.co.uk', 'AdSuite.co.uk']) {
+      const res = await put(domain);
+      assert.equal(res.statusCode, 422, `${domain}: ${res.body}`);
+      assert.equal(envelopeError(res).field, 'domain');
+    }
+    const res = await put('other-agency.co.uk');
+    assert.equal(res.statusCode, 200, res.body);
   });
 });
