@@ -860,6 +860,71 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.notEqual((await grantOfAccess(removedToken.access_token)).grant.revokedAt, null);
   });
 
+  test('one rule for lost access (user disabled, membership removed, organization suspended): the MCP call is refused at once and the refresh ends the grant', async () => {
+    const client = await register('Rule App');
+    /** An MCP request with the access credential: the session-era `initialize` (200, or the 401 challenge). */
+    const mcpStatus = async (accessToken: string) => {
+      const res = await fetch(buyerResource, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'rule', version: '1' },
+          },
+        }),
+      });
+      await res.text();
+      return res.status;
+    };
+    for (const loss of ['disabled', 'removed', 'suspended'] as const) {
+      // Removal is by an administrator of the organization: the demo Buyer Account's; the others in their own.
+      const orgId =
+        loss === 'removed' ? h.demo.organizationId : await h.createOrganization('buyer', `Rule ${loss} Co`);
+      const userId = await h.addMember(orgId, `rule-${loss}@example.com`, 'member');
+      const token = await connect(
+        client,
+        await h.signInAccepted(`rule-${loss}@example.com`, STRONG_PASSWORD),
+      );
+      assert.equal(await mcpStatus(token.access_token), 200, loss);
+      const lost =
+        loss === 'disabled'
+          ? await h.ops({ method: 'POST', url: `/_ops/users/${userId}/disable` })
+          : loss === 'suspended'
+            ? await h.ops({ method: 'POST', url: `/_ops/organizations/${orgId}/suspend` })
+            : await h.session(await h.signIn(h.demo.email, h.demo.password), {
+                method: 'DELETE',
+                url: `/api/v2/organizations/current/members/${userId}`,
+              });
+      assert.ok(lost.statusCode < 300, lost.body);
+      // The MCP layer refuses the access credential at once (its hour is not over)...
+      assert.equal(await mcpStatus(token.access_token), 401, loss);
+      assert.equal((await grantOfAccess(token.access_token)).grant.revokedAt, null, loss);
+      // ...and the token endpoint ends the grant at the refresh.
+      assert.equal(
+        await oauthError(await refreshRequest(client, token.refresh_token!)),
+        'invalid_grant',
+        loss,
+      );
+      assert.notEqual((await grantOfAccess(token.access_token)).grant.revokedAt, null, loss);
+      if (loss === 'suspended') {
+        // Access restored: the ended connection stays ended (the user connects the app again).
+        const admitted = await h.ops({ method: 'POST', url: `/_ops/organizations/${orgId}/admit` });
+        assert.equal(admitted.statusCode, 200, admitted.body);
+        assert.equal(await mcpStatus(token.access_token), 401);
+        assert.equal(await oauthError(await refreshRequest(client, token.refresh_token!)), 'invalid_grant');
+      }
+    }
+  });
+
   test('revocation (RFC 7009): a refresh token with its access tokens; unknown and foreign tokens change nothing', async () => {
     const client = await register();
     const stranger = await register('Stranger');

@@ -22,6 +22,7 @@ import type { Clock } from '../../../../platform/clock.ts';
 import { hashApiKey } from '../../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../../platform/database.ts';
 import { prefixedHexId, randomToken } from '../../../../platform/ids.ts';
+import { hasActiveAccess } from '../../credentials/index.ts';
 import {
   mcpGrants,
   memberships,
@@ -32,7 +33,7 @@ import {
 import type { McpAudience } from '../contract.ts';
 import { type McpOAuthClients, type OAuthClientRow, RegistrationError } from './clients.ts';
 import { MCP_SCOPES } from './metadata.ts';
-import { hasActiveAccess, type LiveResource, liveResourceOfUri } from './resources.ts';
+import { type LiveResource, liveResourceOfUri } from './resources.ts';
 
 /** Lifetime of an authorization code, in seconds (short: it is exchanged at once). */
 export const CODE_SECONDS = 60;

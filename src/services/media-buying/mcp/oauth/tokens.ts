@@ -32,7 +32,7 @@ import {
   pkceS256Challenge,
 } from '../../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../../platform/database.ts';
-import { type CredentialStores, PREFIX } from '../../credentials/index.ts';
+import { type CredentialStores, hasActiveAccess, PREFIX } from '../../credentials/index.ts';
 import {
   mcpAccessTokens,
   mcpGrants,
@@ -80,11 +80,6 @@ export class McpTokens {
     private readonly clock: Clock,
     private readonly stores: CredentialStores,
     private readonly publicUrl: () => string,
-    private readonly hasActiveAccess: (
-      executor: Executor,
-      userId: number,
-      organizationId: number,
-    ) => Promise<boolean>,
   ) {}
 
   /** The `authorization_code` grant (module comment). */
@@ -135,7 +130,7 @@ export class McpTokens {
       if (code.resource !== input.resource)
         return failure('invalid_grant', 'resource is not the one the code was issued for (RFC 8707).');
       if (grant.revokedAt !== null) return invalid;
-      if (!(await this.hasActiveAccess(tx, grant.userId, grant.organizationId)))
+      if (!(await hasActiveAccess(tx, grant.userId, grant.organizationId)))
         return failure('invalid_grant', "The user no longer has active access to the grant's organization.");
       return this.issuePair(tx, grant, code.id);
     });
@@ -190,7 +185,7 @@ export class McpTokens {
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', 'The refresh token was already used: the connection is revoked.');
       }
-      if (!(await this.hasActiveAccess(tx, grant.userId, grant.organizationId))) {
+      if (!(await hasActiveAccess(tx, grant.userId, grant.organizationId))) {
         // The account lost active access: the connection ends (rule 2).
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', "The user no longer has active access to the grant's organization.");
