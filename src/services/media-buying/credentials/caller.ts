@@ -68,6 +68,11 @@ export interface Caller {
    * do). Absent for every other credential.
    */
   sandbox?: { registrationId: number; state: (typeof ACTIVATION_STATES)[number] };
+  /**
+   * For an `mcp_at_` OAuth credential: its scope tokens (`adcp:read`, `adcp:write`), which the MCP layer enforces per
+   * tool call. Absent for every other credential (their permission names are in {@link access}).
+   */
+  oauthScopes?: readonly string[];
 }
 
 /**
@@ -177,7 +182,7 @@ export class Callers {
    * resolves as on REST ({@link resolve}). An `mcp_at_`
    * access credential authenticates only when its grant is not revoked, the grant's `resource` is `resource` exactly,
    * and its user is an active member of the grant's organization: the caller is then that user acting in that
-   * organization with the user's live role there.
+   * organization with the user's live role there, with the credential's scope ({@link Caller.oauthScopes}).
    * @returns the caller, or why the credential does not authenticate on this endpoint now.
    */
   async resolveForMcp(holder: Holder, resource: string): Promise<Caller | CallerRefusal> {
@@ -191,7 +196,8 @@ export class Callers {
       grantId: holder.grantId,
     });
     if (row?.grantRevoked !== false || row.grantResource !== resource) return 'wrong_resource';
-    return this.userCallerOf(holder, row, true, null);
+    const caller = this.userCallerOf(holder, row, true, null);
+    return typeof caller === 'string' ? caller : { ...caller, oauthScopes: holder.scopes };
   }
 
   /**

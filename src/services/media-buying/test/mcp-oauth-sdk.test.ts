@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
+  auth,
   Client,
   type FetchLike,
   type OAuthClientMetadata,
@@ -99,6 +100,8 @@ class TestOAuthClient implements OAuthClientProvider {
   }
 }
 
+const STATELESS = { pin: '2026-07-28' };
+
 describe('media buying: the MCP SDK client as an OAuth connector', () => {
   const clock = new ManualClock(new Date('2026-11-25T12:00:00Z'));
   let h: MediaBuyingHarness;
@@ -136,12 +139,13 @@ describe('media buying: the MCP SDK client as an OAuth connector', () => {
     await h?.close();
   });
 
-  /** A new SDK client on `path` with `provider` (stateless era, 2026-07-28). */
-  const sdkClient = (path: string, provider: TestOAuthClient) => {
-    const client = new Client(
-      { name: 'sdk-oauth-test', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
+  /** A new SDK client on `path` with `provider`, in the stateless era (2026-07-28) or the session era (`legacy`). */
+  const sdkClient = (
+    path: string,
+    provider: TestOAuthClient,
+    mode: 'legacy' | { pin: string } = STATELESS,
+  ) => {
+    const client = new Client({ name: 'sdk-oauth-test', version: '1.0.0' }, { versionNegotiation: { mode } });
     const transport = new StreamableHTTPClientTransport(new URL(path, base), {
       authProvider: provider,
       fetch: recording,
@@ -291,5 +295,56 @@ describe('media buying: the MCP SDK client as an OAuth connector', () => {
       assert.equal(provider.saved, undefined, end);
       assert.ok(provider.authorizationUrl, end);
     }
+  });
+
+  test('scopes with the SDK: it asks for what the metadata offers; a read-only connection meets insufficient_scope on a mutating tool and the SDK steps up (session era)', async () => {
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    // Left to itself, the SDK asks for the resource's scopes_supported (RFC 9728): both.
+    const defaults = new TestOAuthClient(redirectUri);
+    const first = sdkClient('/mcp/v3', defaults);
+    await assert.rejects(first.client.connect(first.transport), UnauthorizedError);
+    assert.equal(defaults.authorizationUrl!.searchParams.get('scope'), 'adcp:read adcp:write');
+
+    // A connector that asks for adcp:read only (the SDK's auth() with a scope), in the session era.
+    const provider = new TestOAuthClient(redirectUri);
+    const serverUrl = new URL('/mcp/v3', base);
+    assert.equal(await auth(provider, { serverUrl, scope: 'adcp:read', fetchFn: recording }), 'REDIRECT');
+    assert.equal(provider.authorizationUrl!.searchParams.get('scope'), 'adcp:read');
+    const callback = await consent(cookie, provider.authorizationUrl!);
+    assert.equal(
+      await auth(provider, {
+        serverUrl,
+        authorizationCode: callback.searchParams.get('code')!,
+        iss: callback.searchParams.get('iss')!,
+        fetchFn: recording,
+      }),
+      'AUTHORIZED',
+    );
+    assert.equal(provider.saved?.scope, 'adcp:read');
+    const { client, transport } = sdkClient('/mcp/v3', provider, 'legacy');
+    await client.connect(transport);
+    assert.match(transport.sessionId ?? '', /^mcs_/);
+    const read = await client.callTool({ name: 'get_media_buys', arguments: { adcp_version: '3.1' } });
+    assert.equal(read.isError, undefined, JSON.stringify(read.structuredContent));
+
+    // A mutating tool: 403 insufficient_scope naming adcp:write; the SDK does not refresh (a refresh cannot widen) but
+    // sends the user to authorize adcp:read and adcp:write.
+    provider.authorizationUrl = undefined;
+    const mark = recorded.length;
+    const buy = { adcp_version: '3.1', idempotency_key: 'sdk-step-up-0001' };
+    await assert.rejects(client.callTool({ name: 'create_media_buy', arguments: buy }), UnauthorizedError);
+    assert.deepEqual(paths(since(mark)), ['POST /mcp/v3 403']);
+    assert.equal(provider.authorizationUrl!.searchParams.get('scope'), 'adcp:read adcp:write');
+    assert.equal(provider.authorizationUrl!.searchParams.get('resource'), serverUrl.href);
+
+    // The user approves the wider scope; the same session goes on and the call reaches the tool (its validation).
+    await transport.finishAuth((await consent(cookie, provider.authorizationUrl!)).searchParams);
+    assert.equal(provider.saved?.scope, 'adcp:read adcp:write');
+    const reached = await client.callTool({ name: 'create_media_buy', arguments: buy });
+    assert.equal(reached.isError, true);
+    assert.equal(
+      (reached.structuredContent as { adcp_error: { code: string } }).adcp_error.code,
+      'VALIDATION_ERROR',
+    );
   });
 });

@@ -16,6 +16,7 @@ import { McpTokens } from './tokens.ts';
 export { RegistrationError } from './clients.ts';
 export { mcpAuthorizationServerMetadata, protectedResourceMetadata } from './metadata.ts';
 export { liveResourceOfPath } from './resources.ts';
+export { type McpScope, SCOPE_DESCRIPTIONS } from './scopes.ts';
 
 /** The authorization server of MCP connectors, made once per instance. */
 export interface McpOAuth {
