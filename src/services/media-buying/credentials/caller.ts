@@ -1,13 +1,18 @@
 /**
  * Who is calling, decided on every request (spec: "the service resolves the key owner and the owner's active
  * organization membership on every request"): the credential's {@link Holder} (cached per instance by the credential
- * kit, revocations effective at once) is joined with live data in one query: the owner user (not disabled), the
- * organization the credential acts in (admitted), the owner's membership there (not removed) and its role, and
- * whether the latest Terms of Service are accepted. A removed member's key, a deleted M2M application's token or a
- * suspended organization's credentials stop at the next request, on every instance.
+ * kit, revocations effective at once) is joined with live data in one statement ({@link LIVE_USER}): the owner user
+ * (not disabled), the organization the credential acts in (admitted), the owner's membership there (not removed) and
+ * its role, whether the latest Terms of Service are accepted, and for an `mcp_at_` credential its grant. A removed
+ * member's key, a deleted M2M application's token or a suspended organization's credentials stop at the next request,
+ * on every instance.
+ *
+ * The rule "the user is an active member of the organization" has one implementation here: the same statement and
+ * {@link isActiveMember} answer every request's caller and the OAuth token endpoint's {@link hasActiveAccess} (run in
+ * its transaction, under the grant lock).
  */
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
-import type { Db } from '../../../platform/database.ts';
+import { eq, sql } from 'drizzle-orm';
+import { type Db, type Executor, NamedStatement } from '../../../platform/database.ts';
 import {
   type ACTIVATION_STATES,
   agentRegistrations,
@@ -63,6 +68,11 @@ export interface Caller {
    * do). Absent for every other credential.
    */
   sandbox?: { registrationId: number; state: (typeof ACTIVATION_STATES)[number] };
+  /**
+   * For an `mcp_at_` OAuth credential: its scope tokens (`adcp:read`, `adcp:write`), which the MCP layer enforces per
+   * tool call. Absent for every other credential (their permission names are in {@link access}).
+   */
+  oauthScopes?: readonly string[];
 }
 
 /**
@@ -72,19 +82,75 @@ export interface Caller {
  */
 export type CallerRefusal = 'owner_inactive' | 'organization_inactive' | 'wrong_resource' | 'not_for_mcp';
 
+/** A row of {@link LIVE_USER}. */
 interface LiveRow {
-  userPublicId: string | null;
-  userEmail: string | null;
-  userName: string | null;
-  userDisabled: boolean | null;
+  userId: number;
+  userPublicId: string;
+  userEmail: string;
+  userName: string;
+  userDisabled: boolean;
   orgId: number | null;
   orgPublicId: string | null;
   orgKind: OrganizationKind | null;
   orgName: string | null;
   orgStatus: string | null;
+  /** The user's role in the organization (null: no membership, or removed). */
   role: MembershipRole | null;
   latestTerms: string | null;
-  termsAccepted: boolean | null;
+  termsAccepted: boolean;
+  /** The grant's resource and whether it is revoked (the grant of `grantId`; null without one). */
+  grantResource: string | null;
+  grantRevoked: boolean | null;
+}
+
+const p = (name: string) => sql.placeholder(name);
+
+/**
+ * The live state of one user, in one statement, named (prepared once per connection) and run on any executor: the
+ * pool on every request, a transaction of the token endpoint. The user is `userId`, or (`userId` null) the user of MCP
+ * grant `grantId`; the organization is `organizationId`, else the grant's, else the user's active organization (a
+ * session's). With it: the user's membership role there (not removed), the organization's status, the latest Terms of
+ * Service and whether the user accepted it, and the grant's resource and revocation.
+ */
+const LIVE_USER = new NamedStatement<LiveRow>(
+  'media_buying_live_user',
+  sql`select u.id as "userId", u.public_id as "userPublicId", u.email as "userEmail", u.name as "userName",
+      u.disabled_at is not null as "userDisabled",
+      o.id as "orgId", o.public_id as "orgPublicId", o.kind as "orgKind", o.name as "orgName", o.status as "orgStatus",
+      m.role as "role", t.version as "latestTerms", a.user_id is not null as "termsAccepted",
+      g.resource as "grantResource", g.revoked_at is not null as "grantRevoked"
+    from ${users} u
+    left join ${mcpGrants} g on g.id = ${p('grantId')}::bigint
+    left join ${organizations} o
+      on o.id = coalesce(${p('organizationId')}::bigint, g.organization_id, u.active_organization_id)
+    left join ${memberships} m on m.organization_id = o.id and m.user_id = u.id and m.removed_at is null
+    left join (select id, version from ${termsVersions} order by published_at desc, id desc limit 1) t on true
+    left join ${termsAcceptances} a on a.user_id = u.id and a.terms_version_id = t.id
+    where u.id = coalesce(${p('userId')}::bigint,
+      (select gu.user_id from ${mcpGrants} gu where gu.id = ${p('grantId')}::bigint))`,
+);
+
+/**
+ * The rule "the user is an active member of the organization" on a {@link LIVE_USER} row: the user is enabled, the
+ * membership is not removed, the organization is admitted.
+ */
+function isActiveMember(row: LiveRow | undefined): row is LiveRow {
+  return row !== undefined && !row.userDisabled && row.role !== null && row.orgStatus === 'admitted';
+}
+
+/**
+ * True when user `userId` is an active member of organization `organizationId` now ({@link isActiveMember}): what a
+ * connector's grant needs to be worth anything (spec "Authentication" rule 2: a connection ends when the account loses
+ * active access). The same statement and rule as every request's caller resolution.
+ * @param executor the pool, or the caller's transaction (the token endpoint's, under its grant lock).
+ */
+export async function hasActiveAccess(
+  executor: Executor,
+  userId: number,
+  organizationId: number,
+): Promise<boolean> {
+  const [row] = await LIVE_USER.rows(executor, { userId, organizationId, grantId: null });
+  return isActiveMember(row);
 }
 
 /**
@@ -92,52 +158,10 @@ interface LiveRow {
  * this runs on every request).
  */
 export class Callers {
-  private readonly userQuery;
   private readonly organizationQuery;
   private readonly registrationQuery;
-  private readonly grantQuery;
 
-  constructor(db: Db) {
-    const latest = db
-      .select({ id: termsVersions.id, version: termsVersions.version })
-      .from(termsVersions)
-      .orderBy(desc(termsVersions.publishedAt), desc(termsVersions.id))
-      .limit(1)
-      .as('latest');
-    // The organization is the one a key or token is bound to, else (a session) the user's active organization.
-    const organizationId = sql`coalesce(${sql.placeholder('boundOrganizationId')}::bigint, ${users.activeOrganizationId})`;
-    this.userQuery = db
-      .select({
-        userPublicId: users.publicId,
-        userEmail: users.email,
-        userName: users.name,
-        userDisabled: sql<boolean>`${users.disabledAt} is not null`,
-        orgId: organizations.id,
-        orgPublicId: organizations.publicId,
-        orgKind: organizations.kind,
-        orgName: organizations.name,
-        orgStatus: organizations.status,
-        role: memberships.role,
-        latestTerms: latest.version,
-        termsAccepted: sql<boolean>`${termsAcceptances.userId} is not null`,
-      })
-      .from(users)
-      .leftJoin(organizations, eq(organizations.id, organizationId))
-      .leftJoin(
-        memberships,
-        and(
-          eq(memberships.organizationId, organizations.id),
-          eq(memberships.userId, users.id),
-          isNull(memberships.removedAt),
-        ),
-      )
-      .leftJoin(latest, sql`true`)
-      .leftJoin(
-        termsAcceptances,
-        and(eq(termsAcceptances.userId, users.id), eq(termsAcceptances.termsVersionId, latest.id)),
-      )
-      .where(eq(users.id, sql.placeholder('userId')))
-      .prepare('media_buying_caller_user');
+  constructor(private readonly db: Db) {
     this.organizationQuery = db
       .select()
       .from(organizations)
@@ -150,17 +174,6 @@ export class Callers {
       .where(eq(agentRegistrations.id, sql.placeholder('id')))
       .limit(1)
       .prepare('media_buying_caller_registration');
-    this.grantQuery = db
-      .select({
-        userId: mcpGrants.userId,
-        organizationId: mcpGrants.organizationId,
-        resource: mcpGrants.resource,
-        revokedAt: mcpGrants.revokedAt,
-      })
-      .from(mcpGrants)
-      .where(eq(mcpGrants.id, sql.placeholder('grantId')))
-      .limit(1)
-      .prepare('media_buying_caller_mcp_grant');
   }
 
   /**
@@ -169,16 +182,22 @@ export class Callers {
    * resolves as on REST ({@link resolve}). An `mcp_at_`
    * access credential authenticates only when its grant is not revoked, the grant's `resource` is `resource` exactly,
    * and its user is an active member of the grant's organization: the caller is then that user acting in that
-   * organization with the user's live role there.
+   * organization with the user's live role there, with the credential's scope ({@link Caller.oauthScopes}).
    * @returns the caller, or why the credential does not authenticate on this endpoint now.
    */
   async resolveForMcp(holder: Holder, resource: string): Promise<Caller | CallerRefusal> {
     // A widget token is for a page embedding the UI's widgets, never an agent's credential (spec "Authentication").
     if (holder.kind === 'widget_token') return 'not_for_mcp';
     if (holder.kind !== 'mcp_access') return this.resolve(holder);
-    const [grant] = await this.grantQuery.execute({ grantId: holder.grantId });
-    if (!grant || grant.revokedAt !== null || grant.resource !== resource) return 'wrong_resource';
-    return this.userCaller(holder, grant.userId, grant.organizationId, null);
+    // One statement: the grant, its user, and the user's membership in the grant's organization.
+    const [row] = await LIVE_USER.rows(this.db, {
+      userId: null,
+      organizationId: null,
+      grantId: holder.grantId,
+    });
+    if (row?.grantRevoked !== false || row.grantResource !== resource) return 'wrong_resource';
+    const caller = this.userCallerOf(holder, row, true, null);
+    return typeof caller === 'string' ? caller : { ...caller, oauthScopes: holder.scopes };
   }
 
   /**
@@ -225,17 +244,31 @@ export class Callers {
     boundOrganizationId: number | null,
     cap: Access | null,
   ): Promise<Caller | CallerRefusal> {
-    const [row] = (await this.userQuery.execute({ userId, boundOrganizationId })) as LiveRow[];
+    const [row] = await LIVE_USER.rows(this.db, {
+      userId,
+      organizationId: boundOrganizationId,
+      grantId: null,
+    });
+    return this.userCallerOf(holder, row, boundOrganizationId !== null, cap);
+  }
+
+  /** The caller of a {@link LIVE_USER} row; `bound`: the credential is bound to the row's organization. */
+  private userCallerOf(
+    holder: Holder,
+    row: LiveRow | undefined,
+    bound: boolean,
+    cap: Access | null,
+  ): Caller | CallerRefusal {
     if (!row || row.userDisabled) return 'owner_inactive';
-    const member = row.role !== null && row.orgStatus === 'admitted';
+    const member = isActiveMember(row);
     // A key or token bound to an organization is worth nothing once its owner is not an active member there.
-    if (boundOrganizationId !== null && !member) return 'organization_inactive';
+    if (bound && !member) return 'organization_inactive';
     const roleLevel = member ? roleAccess(row.role!) : NO_ACCESS;
     return {
       kind: holder.kind,
       credentialId: holder.credentialId,
       interactive: holder.kind === 'session',
-      user: { id: userId, publicId: row.userPublicId!, email: row.userEmail!, name: row.userName! },
+      user: { id: row.userId, publicId: row.userPublicId, email: row.userEmail, name: row.userName },
       organization: member
         ? { id: row.orgId!, publicId: row.orgPublicId!, kind: row.orgKind!, name: row.orgName! }
         : null,

@@ -13,7 +13,7 @@ import { M2M_TOKEN_SECONDS, M2mApplications } from './m2m.ts';
 import { type CredentialStores, createCredentialStores, type Holder, PREFIX } from './stores.ts';
 
 export { type AccessLevel, allows, type PlatformFunction } from './access.ts';
-export type { Caller } from './caller.ts';
+export { type Caller, hasActiveAccess } from './caller.ts';
 export { M2M_PERMISSIONS } from './m2m.ts';
 export { type CredentialStores, type Holder, PREFIX } from './stores.ts';
 

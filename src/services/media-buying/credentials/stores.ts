@@ -72,7 +72,13 @@ export type Holder =
   | { kind: 'buyer_agent'; credentialId: number; organizationId: number }
   | { kind: 'agent_registration'; credentialId: number }
   | { kind: 'm2m_token'; credentialId: number; organizationId: number; scopes: readonly KeyPermission[] }
-  | { kind: 'mcp_access'; credentialId: number; grantId: number };
+  | {
+      kind: 'mcp_access';
+      credentialId: number;
+      grantId: number;
+      /** The credential's OAuth scope tokens (`adcp:read`, `adcp:write`): what MCP calls it may make. */
+      scopes: readonly string[];
+    };
 
 /** A kind of {@link Holder}. */
 export type CredentialKind = Holder['kind'];
@@ -171,8 +177,13 @@ export function createCredentialStores(ctx: ServiceContext) {
     mcpAccessTokens: ctx.credentialStore({
       table: mcpAccessTokens,
       prefixes: [PREFIX.mcpAccess],
-      principal: (row): Holder => ({ kind: 'mcp_access', credentialId: row.id, grantId: row.grantId }),
-      attributes: (row) => ({ grantId: row.grantId }),
+      principal: (row): Holder => ({
+        kind: 'mcp_access',
+        credentialId: row.id,
+        grantId: row.grantId,
+        scopes: row.scope.split(' '),
+      }),
+      attributes: (row) => ({ grantId: row.grantId, scope: row.scope }),
     }),
   };
 }

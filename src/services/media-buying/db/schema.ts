@@ -703,6 +703,7 @@ export const mcpGrants = mediaBuyingSchema.table(
      * binding (spec "Authentication" rule 1): its credentials are refused and it must authorize again.
      */
     resource: text('resource'),
+    /** The scope of the latest approval (Connected apps shows it); each credential carries its own. */
     scope: text('scope').notNull(),
     firstConnectedAt: at('first_connected_at').notNull(),
     lastRefreshedAt: at('last_refreshed_at'),
@@ -752,6 +753,8 @@ export const mcpAccessTokens = mediaBuyingSchema.table(
       .references(() => mcpGrants.id),
     /** The authorization code whose exchange started this credential's family (null: issued before families). */
     familyId: ref('family_id').references(() => oauthAuthorizationCodes.id),
+    /** Its OAuth scope (space-separated, canonical: `adcp:read`, `adcp:write`): what MCP calls it may make. */
+    scope: text('scope').notNull(),
   },
   (t) => [index('mcp_access_tokens_grant_idx').on(t.grantId)],
 );
@@ -780,6 +783,8 @@ export const mcpRefreshTokens = mediaBuyingSchema.table(
      * grant (the grace window can never fork a second live lineage).
      */
     supersededAt: at('superseded_at'),
+    /** Its OAuth scope: what the credentials it issues may carry at most (a refresh never widens). */
+    scope: text('scope').notNull(),
   },
   (t) => [
     index('mcp_refresh_tokens_grant_idx').on(t.grantId),

@@ -152,6 +152,11 @@ export class McpDispatcher {
     return this.tools.get(name)?.tool.audiences.includes(audience) ?? false;
   }
 
+  /** True when tool `name` exists and changes state (it needs the `adcp:write` scope of an OAuth credential). */
+  mutates(name: string): boolean {
+    return this.tools.get(name)?.tool.mutating ?? false;
+  }
+
   /**
    * Calls tool `name` (which {@link serves} the context's audience) with `args` (module comment).
    * @returns the rendered result; never throws.

@@ -23,9 +23,11 @@ export {
   createMcpOAuth,
   liveResourceOfPath,
   type McpOAuth,
+  type McpScope,
   mcpAuthorizationServerMetadata,
   protectedResourceMetadata,
   RegistrationError,
+  SCOPE_DESCRIPTIONS,
 } from './oauth/index.ts';
 export { MCP_SESSION_IDLE_SECONDS, McpSessions } from './sessions.ts';
 export type { McpTransport } from './transport.ts';

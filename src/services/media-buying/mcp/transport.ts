@@ -8,6 +8,8 @@
  *    `WWW-Authenticate: Bearer resource_metadata="<public URL>/.well-known/oauth-protected-resource<path>"` (plus
  *    `error="invalid_token"` when a credential was presented); activation-sandbox credentials are 403 with their
  *    `UNBOUND_FREE_*` code. Bodies are JSON-RPC errors (`data` = the AdCP error object).
+ *    **The scope** of an OAuth credential ({@link McpTransport.scopeChallenge}): a `tools/call` of a mutating tool
+ *    without `adcp:write` is HTTP 403 with the RFC 6750 §3.1 `insufficient_scope` challenge naming the scope.
  * 2. **The storefront** of a storefront endpoint: unknown or not active is 404.
  * 3. **The era**, decided per request by the SDK's own classifier (`isLegacyRequest`):
  *    - stateless (MCP 2026-07-28, the `_meta` envelope): served by the SDK's `createMcpHandler` (strict modern leg),
@@ -47,6 +49,7 @@ import {
   protectedResourceMetadataPath,
 } from './contract.ts';
 import { errorBodyOf, type McpDispatcher } from './dispatch.ts';
+import { MCP_SCOPE } from './oauth/scopes.ts';
 import type { McpSessions } from './sessions.ts';
 
 /** The MCP revisions of the session era (the only ones the session-only endpoints answer). */
@@ -173,6 +176,8 @@ export class McpTransport {
 
   /** Steps 2 and 3 (module comment) for a request already authenticated as `caller`. Never throws. */
   async serve({ target, request, body }: McpHttpRequest, caller: Caller): Promise<Response> {
+    const insufficient = this.scopeChallenge(target, caller, body);
+    if (insufficient) return insufficient;
     const resource = mcpResourceUri(this.deps.publicUrl(), target.path);
     let storefront: McpToolContext['storefront'] = null;
     if (target.storefrontId !== null) {
@@ -203,6 +208,55 @@ export class McpTransport {
     await this.modern.close();
   }
 
+  /** The RFC 9728 protected-resource metadata URL of `target` (the challenges' `resource_metadata`). */
+  private metadataUrl(target: McpTarget): string {
+    return `${mcpResourceUri(this.deps.publicUrl(), '/')}${protectedResourceMetadataPath(target.path)}`;
+  }
+
+  /**
+   * The scope of an OAuth credential, checked before anything runs (RFC 6750 §3.1; MCP authorization, "Scope
+   * Challenge Handling"): a `tools/call` (alone or in a batch) of a mutating tool this endpoint serves, by an `mcp_at_`
+   * credential without `adcp:write`, is refused with HTTP 403 and
+   * `WWW-Authenticate: Bearer error="insufficient_scope", scope="adcp:write", resource_metadata="..."`, so the
+   * client can ask the user for the scope (step-up authorization) and retry; the body is a JSON-RPC error whose `data`
+   * is the AdCP error (`PERMISSION_DENIED`, `correctable`, `details.reason` `insufficient_scope`, `required_scope`,
+   * `granted_scope`). Other credentials carry no OAuth scope: nothing to check.
+   * @returns the refusal, or undefined.
+   */
+  private scopeChallenge(target: McpTarget, caller: Caller, body: unknown): Response | undefined {
+    const scopes = caller.oauthScopes;
+    if (scopes === undefined || scopes.includes(MCP_SCOPE.write)) return undefined;
+    const { dispatcher } = this.deps;
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+      const name = call?.method === 'tools/call' ? call.params?.name : undefined;
+      if (
+        typeof name !== 'string' ||
+        !dispatcher.serves(target.endpoint.audience, name) ||
+        !dispatcher.mutates(name)
+      )
+        continue;
+      const description = `${name} makes changes: it needs the ${MCP_SCOPE.write} scope, which this credential lacks.`;
+      return jsonRpcError(403, description, {
+        id: idOf(message),
+        data: {
+          code: 'PERMISSION_DENIED',
+          message: `${description} Authorize the app again with ${MCP_SCOPE.write}.`,
+          recovery: 'correctable',
+          details: {
+            reason: 'insufficient_scope',
+            required_scope: MCP_SCOPE.write,
+            granted_scope: scopes.join(' '),
+          },
+        },
+        headers: {
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${MCP_SCOPE.write}", resource_metadata="${this.metadataUrl(target)}", error_description="${description}"`,
+        },
+      });
+    }
+    return undefined;
+  }
+
   /**
    * The bearer credential of a request, resolved for this endpoint (module comment, step 1).
    * @returns the caller, or the refusal to answer.
@@ -213,7 +267,7 @@ export class McpTransport {
     method: string,
     target: McpTarget,
   ): Promise<Caller | Response> {
-    const metadata = `${mcpResourceUri(this.deps.publicUrl(), '/')}${protectedResourceMetadataPath(target.path)}`;
+    const metadata = this.metadataUrl(target);
     const challenge = (presented: boolean) =>
       jsonRpcError(
         401,

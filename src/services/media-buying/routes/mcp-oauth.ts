@@ -24,10 +24,12 @@ import {
   liveResourceOfPath,
   MCP_ENDPOINTS,
   type McpOAuth,
+  type McpScope,
   mcpAuthorizationServerMetadata,
   protectedResourceMetadata,
   protectedResourceMetadataPath,
   RegistrationError,
+  SCOPE_DESCRIPTIONS,
 } from '../mcp/index.ts';
 import { notFound, rateLimited } from '../media-buying-errors.ts';
 import { ErrorEnvelope, security } from '../media-buying-schemas.ts';
@@ -192,7 +194,9 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
         summary: 'Authorization endpoint of MCP connectors (code flow, PKCE S256, resource indicator)',
         description:
           'Signed out: 303 to the sign-in page, which comes back here. Signed in: the consent page (the app, the ' +
-          'resource, the organization the connector will act in). Errors that can go back to the app are ' +
+          'resource, what the scope lets it do, the organization the connector will act in). `scope`: `adcp:read` ' +
+          '(always granted) and `adcp:write` (the mutating tools, on endpoints that have them); absent, everything ' +
+          'the resource offers. Errors that can go back to the app are ' +
           'redirected to its redirect URI (`error`, `state`, `iss`) once the user is signed in (RFC 9700 section ' +
           '4.11.2: never an open redirector); an unknown client or redirect URI is shown.',
         security: [],
@@ -244,6 +248,9 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
           redirectHost: new URL(authorization.redirectUri).host,
         },
         resource: { name: resource.name, uri: authorization.resource },
+        scopes: authorization.scope
+          .split(' ')
+          .map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope as McpScope] })),
         user: { name: caller.user!.name, email: caller.user!.email },
         organizations,
         consent: await oauth.authorization.consentToken(authorization, caller.credentialId),
@@ -319,8 +326,9 @@ export function registerMcpOAuthRoutes(app: ServiceApp, ctx: MediaBuyingRouteCon
         description:
           'MCP connectors (public clients, `client_id` in the body): `authorization_code` with `code_verifier` ' +
           '(PKCE S256), `redirect_uri` and `resource` (RFC 8707) as in the authorization request; `refresh_token` ' +
-          'with the same `resource` (rotating: each use returns a new refresh token). Access tokens `mcp_at_` live ' +
-          'an hour. M2M applications: `client_credentials` with HTTP Basic or `client_secret_post`. Errors in RFC ' +
+          'with the same `resource` (rotating: each use returns a new refresh token) and optionally `scope`, within ' +
+          "the presented token's scope (a refresh narrows or keeps it, never widens: `invalid_scope`). Access " +
+          'tokens `mcp_at_` live an hour and carry the scope of their token answer. M2M applications: `client_credentials` with HTTP Basic or `client_secret_post`. Errors in RFC ' +
           '6749 section 5.2 form (`invalid_grant` for every grant failure).',
         security: [],
         body: Type.Object(

@@ -74,7 +74,7 @@ describe('media buying: connected apps', () => {
       userPublicId: ada.id,
       appName: 'Reporting <Agent> & "Co"',
       resource: `${RESOURCE}/creative`,
-      scope: 'adcp:buyer adcp:creative',
+      scope: 'adcp:read',
       firstConnectedAt: at(-60),
     });
     await insertConnection(db, {
@@ -98,7 +98,7 @@ describe('media buying: connected apps', () => {
         appName: 'Reporting <Agent> & "Co"',
         clientId: newer.clientId,
         resource: `${RESOURCE}/creative`,
-        scope: 'adcp:buyer adcp:creative',
+        scope: 'adcp:read',
         firstConnectedAt: at(-60).toISOString(),
         lastRefreshedAt: null,
       },
@@ -107,7 +107,7 @@ describe('media buying: connected apps', () => {
         appName: 'Claude',
         clientId: older.clientId,
         resource: RESOURCE,
-        scope: 'adcp:buyer',
+        scope: 'adcp:read adcp:write',
         firstConnectedAt: at(-600).toISOString(),
         lastRefreshedAt: at(-5).toISOString(),
       },

@@ -1,8 +1,7 @@
 /**
  * OAuth for MCP connectors end to end with a real browser: `oauth4webapi` as the connector (an independent client) and
  * playwright-core driving Debian's Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`) for the user. The connector
- * meets a 401 with a `WWW-Authenticate` challenge (simulated: the MCP endpoint itself is another part of issue 18),
- * follows its `resource_metadata` to the protected-resource metadata, discovers the authorization server, registers,
+ * meets the real `/mcp/v3` endpoint's 401 with a `WWW-Authenticate` challenge, follows its `resource_metadata` to the protected-resource metadata, discovers the authorization server, registers,
  * and sends the user's browser to the authorization endpoint with PKCE and `resource`; the user signs in (part 1's
  * page), chooses the organization on the consent page and allows; the connector exchanges the code, refreshes, and the
  * user disconnects it in Connected apps, which ends both credentials at once.
@@ -30,7 +29,6 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
   let browser: Browser;
   let base: string;
   let db: Db;
-  let mcpServer: http.Server;
   let callbackServer: http.Server;
   let redirectUri: string;
 
@@ -38,14 +36,6 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
     h = await startMediaBuying({ clock, listen: true });
     base = baseUrlOf(h.platform.app('media-buying'));
     db = h.platform.booted.services.get('media-buying')!.ctx.db;
-    // What an MCP endpoint answers without a credential (MCP authorization; RFC 9728 section 5.1).
-    mcpServer = http.createServer((_req, res) => {
-      res.writeHead(401, {
-        'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/v3"`,
-      });
-      res.end();
-    });
-    await new Promise<void>((resolve) => mcpServer.listen(0, '127.0.0.1', resolve));
     callbackServer = http.createServer((_req, res) => res.end('connected'));
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     redirectUri = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
@@ -56,7 +46,6 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
   });
   after(async () => {
     await browser?.close();
-    mcpServer?.close();
     callbackServer?.close();
     await h?.close();
   });
@@ -67,7 +56,7 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
     await h.addMember(secondOrg, h.demo.email, 'member');
 
     // 1. The MCP endpoint's challenge names the protected-resource metadata.
-    const mcpUrl = new URL(`http://127.0.0.1:${(mcpServer.address() as AddressInfo).port}/mcp/v3`);
+    const mcpUrl = new URL(`${base}/mcp/v3`);
     let resourceMetadata: string | undefined;
     try {
       // A connector whose credential is no longer accepted meets the same challenge as one without.
@@ -109,7 +98,7 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       resource,
-      scope: 'adcp:buyer',
+      scope: 'adcp:read adcp:write',
       state,
     }))
       authorize.searchParams.set(k, v);
@@ -130,6 +119,11 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
     assert.equal(await page.textContent('#app-name'), 'Desk Assistant');
     assert.equal(await page.textContent('#resource-uri'), resource);
     assert.equal(await page.textContent('#user-email'), h.demo.email);
+    // What the scope lets the app do.
+    assert.deepEqual(
+      await page.$$eval('#scopes li', (items) => items.map((i) => i.getAttribute('data-scope'))),
+      ['adcp:read', 'adcp:write'],
+    );
     const choices = await page.$$eval('#organization option', (options) =>
       options.map((o) => [(o as unknown as { value: string }).value, o.textContent]),
     );
@@ -153,6 +147,7 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
       }),
     );
     assert.match(token.access_token, /^mcp_at_/);
+    assert.equal(token.scope, 'adcp:read adcp:write');
     const [stored] = await db
       .select({ grant: mcpGrants, organizationPublicId: organizations.publicId })
       .from(mcpAccessTokens)
@@ -172,6 +167,26 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
       }),
     );
     assert.notEqual(refreshed.refresh_token, token.refresh_token);
+    // The MCP endpoint takes the new access credential (a session-era initialize).
+    const initialize = (accessToken: string) =>
+      oauth.protectedResourceRequest(
+        accessToken,
+        'POST',
+        mcpUrl,
+        new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'desk', version: '1' },
+          },
+        }),
+        insecure,
+      );
+    assert.equal((await initialize(refreshed.access_token)).status, 200);
 
     // 6. The user disconnects it in Connected apps: both credentials end at once.
     const appsContext = await browser.newContext();
@@ -197,6 +212,7 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
       .where(eq(mcpRefreshTokens.keyHash, hashApiKey(refreshed.refresh_token!)));
     assert.notEqual(access!.revokedAt, null);
     assert.deepEqual(access!.revokedAt, refresh!.revokedAt, 'revoked at the same instant');
+    await assert.rejects(initialize(refreshed.access_token), oauth.WWWAuthenticateChallengeError);
     const after = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshed.refresh_token!, {
       additionalParameters: { resource },
       ...insecure,

@@ -1,11 +1,12 @@
 /**
- * OAuth for MCP connectors (issue 18) with `oauth4webapi` as an independent client over real HTTP: discovery from a
- * `WWW-Authenticate` challenge (simulated: the MCP endpoint is another engineer's), protected-resource and
- * authorization-server metadata, dynamic registration and client ID metadata documents, the authorization code flow
- * with PKCE S256 and `resource` (RFC 8707), the consent page (Chromium in `mcp-oauth-browser.test.ts`), the token
+ * OAuth for MCP connectors (issue 18) with `oauth4webapi` as an independent client over real HTTP: protected-resource
+ * and authorization-server metadata, dynamic registration and client ID metadata documents, the authorization code
+ * flow with PKCE S256 and `resource` (RFC 8707), the consent page (Chromium in `mcp-oauth-browser.test.ts`), the token
  * endpoint (exact binding, single-use codes, rotating refresh credentials, reuse and the grace window by the clock,
- * two concurrent refreshes), revocation, and when a connection ends (spec "Authentication" rules 1-4). The stored
- * grant and credentials are asserted in the database.
+ * two concurrent refreshes), scopes (asked, approved, carried, narrowed, enforced on the MCP endpoint with the
+ * `insufficient_scope` challenge), revocation, and when a connection ends (spec "Authentication" rules 1-4). The
+ * stored grant and credentials are asserted in the database. The MCP SDK client's own OAuth client runs the flow in
+ * `mcp-oauth-sdk.test.ts`.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -26,6 +27,7 @@ import {
   storefronts,
   users,
 } from '../db/schema.ts';
+import { adcpSchemaErrors } from './support/adcp-schemas.ts';
 import { insertConnection } from './support/connectors.ts';
 import { type MediaBuyingHarness, STRONG_PASSWORD, startMediaBuying } from './support/harness.ts';
 
@@ -145,8 +147,9 @@ describe('media buying: OAuth for MCP connectors', () => {
     cookie: string,
     resource = buyerResource,
     organization?: string,
+    scope?: string,
   ) => {
-    const { url, verifier, state } = await authorizationUrl(client, { resource });
+    const { url, verifier, state } = await authorizationUrl(client, { resource, scope });
     const callback = await approve(cookie, url, organization);
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const response = await oauth.authorizationCodeGrantRequest(
@@ -216,6 +219,7 @@ describe('media buying: OAuth for MCP connectors', () => {
     for (const grant of ['authorization_code', 'refresh_token', 'client_credentials'])
       assert.ok(as.grant_types_supported?.includes(grant), grant);
     assert.deepEqual(as.response_types_supported, ['code']);
+    assert.ok(as.scopes_supported?.includes('adcp:read') && as.scopes_supported.includes('adcp:write'));
 
     const buyer = await oauth.processResourceDiscoveryResponse(
       new URL(buyerResource),
@@ -224,7 +228,7 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.equal(buyer.resource, buyerResource);
     assert.deepEqual(buyer.authorization_servers, [base]);
     assert.deepEqual(buyer.bearer_methods_supported, ['header']);
-    assert.deepEqual(buyer.scopes_supported, ['adcp:buyer']);
+    assert.deepEqual(buyer.scopes_supported, ['adcp:read', 'adcp:write']);
     assert.equal(buyer.resource_name, 'Media buying (buyer)');
     for (const path of ['/mcp/v3/creative', '/mcp/v3/admin']) {
       const doc = await oauth.processResourceDiscoveryResponse(
@@ -232,6 +236,8 @@ describe('media buying: OAuth for MCP connectors', () => {
         await oauth.resourceDiscoveryRequest(new URL(`${base}${path}`), insecure),
       );
       assert.equal(doc.resource, `${base}${path}`);
+      // No tool of these endpoints makes changes: they offer adcp:read only.
+      assert.deepEqual(doc.scopes_supported, ['adcp:read'], path);
     }
 
     const [storefront] = await db.select().from(storefronts).where(eq(storefronts.status, 'active')).limit(1);
@@ -241,7 +247,7 @@ describe('media buying: OAuth for MCP connectors', () => {
       await oauth.resourceDiscoveryRequest(new URL(sfResource), insecure),
     );
     assert.equal(sf.resource, sfResource);
-    assert.deepEqual(sf.scopes_supported, ['adcp:storefront']);
+    assert.deepEqual(sf.scopes_supported, ['adcp:read', 'adcp:write']);
     assert.match(String(sf.resource_name), new RegExp(storefront!.name));
     const unknown = await fetch(
       `${base}/.well-known/oauth-protected-resource/mcp/v3/storefronts/sf_${'0'.repeat(32)}`,
@@ -257,6 +263,48 @@ describe('media buying: OAuth for MCP connectors', () => {
       await db.update(storefronts).set({ status: 'active' }).where(eq(storefronts.id, storefront!.id));
     }
     assert.equal((await fetch(`${base}/.well-known/oauth-protected-resource/mcp/v4`)).status, 404);
+
+    // An endpoint offers adcp:write exactly when one of its tools makes changes (tools/list: readOnlyHint false).
+    for (const resource of [buyerResource, sfResource, `${base}/mcp/v3/creative`, `${base}/mcp/v3/admin`]) {
+      const post = (body: unknown, session?: string) =>
+        fetch(resource, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${h.demo.apiKey}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+      const opened = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'meta', version: '1' },
+        },
+      });
+      assert.equal(opened.status, 200, resource);
+      const listed = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        opened.headers.get('mcp-session-id')!,
+      );
+      const { tools } = (
+        (await listed.json()) as { result: { tools: { annotations: { readOnlyHint: boolean } }[] } }
+      ).result;
+      const metadata = await oauth.processResourceDiscoveryResponse(
+        new URL(resource),
+        await oauth.resourceDiscoveryRequest(new URL(resource), insecure),
+      );
+      assert.equal(
+        metadata.scopes_supported?.includes('adcp:write'),
+        tools.some((t) => !t.annotations.readOnlyHint),
+        resource,
+      );
+    }
   });
 
   test('dynamic registration (RFC 7591): https or loopback http redirect URIs only, public clients', async () => {
@@ -411,7 +459,11 @@ describe('media buying: OAuth for MCP connectors', () => {
     await back({ resource: `${base}/api/v2` }, 'invalid_target');
     await back({ resource: 'https://elsewhere.example/mcp/v3' }, 'invalid_target');
     await back({ resource: `${base}/mcp/v3/storefronts/sf_${'0'.repeat(32)}` }, 'invalid_target');
-    await back({ scope: 'adcp:admin' }, 'invalid_scope');
+    // Scopes are adcp:read and adcp:write (the names of the past, one per endpoint, are gone); the admin endpoint has no
+    // mutating tool, so it does not offer adcp:write.
+    await back({ scope: 'adcp:buyer' }, 'invalid_scope');
+    await back({ scope: 'adcp:read openid' }, 'invalid_scope');
+    await back({ scope: 'adcp:write', resource: `${base}/mcp/v3/admin` }, 'invalid_scope');
     // Signed out, an error never goes to the redirect URI (anyone can register one: RFC 9700 section 4.11.2): the
     // visitor signs in first.
     for (const params of [{ response_type: 'token' }, { resource: 'https://elsewhere.example/mcp/v3' }]) {
@@ -576,7 +628,8 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.match(token.access_token, /^mcp_at_[A-Za-z0-9_-]{43}$/);
     assert.match(token.refresh_token!, /^mcp_rt_[A-Za-z0-9_-]{43}$/);
     assert.equal(token.token_type, 'bearer');
-    assert.equal(token.scope, 'adcp:buyer');
+    // No scope asked for: everything the resource offers.
+    assert.equal(token.scope, 'adcp:read adcp:write');
     const { grant, expiresAt } = await grantOfAccess(token.access_token);
     const [user] = await db.select().from(users).where(eq(users.email, h.demo.email));
     const [org] = await db
@@ -655,6 +708,199 @@ describe('media buying: OAuth for MCP connectors', () => {
       await refreshRequest(client, inA.refresh_token!),
     );
     assert.equal((await grantOfAccess(refreshedA.access_token)).grant.organizationId, org!.id);
+  });
+
+  test('scopes: asked for, shown on the consent page, carried by the code and every credential; a refresh narrows and never widens', async () => {
+    const client = await register('Scoped App');
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    /** A refresh asking for `scope` (undefined: none). */
+    const refreshWith = (refreshToken: string, scope?: string) =>
+      oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, {
+        additionalParameters: { resource: buyerResource, ...(scope === undefined ? {} : { scope }) },
+        ...insecure,
+      });
+    /** The scope stored on a credential. */
+    const storedScope = async (accessToken: string, refreshToken: string) => {
+      const [access] = await db
+        .select({ scope: mcpAccessTokens.scope })
+        .from(mcpAccessTokens)
+        .where(eq(mcpAccessTokens.keyHash, hashApiKey(accessToken)));
+      const [refresh] = await db
+        .select({ scope: mcpRefreshTokens.scope })
+        .from(mcpRefreshTokens)
+        .where(eq(mcpRefreshTokens.keyHash, hashApiKey(refreshToken)));
+      return [access!.scope, refresh!.scope];
+    };
+
+    // The consent page says what the requested scope lets the app do.
+    const readPage = await (
+      await get((await authorizationUrl(client, { scope: 'adcp:read' })).url, cookie)
+    ).text();
+    assert.deepEqual(
+      [...readPage.matchAll(/<li data-scope="([^"]+)"/g)].map((m) => m[1]),
+      ['adcp:read'],
+    );
+    const fullPage = await (await get((await authorizationUrl(client)).url, cookie)).text();
+    assert.deepEqual(
+      [...fullPage.matchAll(/<li data-scope="([^"]+)"/g)].map((m) => m[1]),
+      ['adcp:read', 'adcp:write'],
+    );
+
+    // adcp:read only: the code and both credentials carry it.
+    const reader = await connect(client, cookie, buyerResource, undefined, 'adcp:read');
+    assert.equal(reader.scope, 'adcp:read');
+    assert.deepEqual(await storedScope(reader.access_token, reader.refresh_token!), [
+      'adcp:read',
+      'adcp:read',
+    ]);
+    // A refresh cannot widen it (the credential stays usable: a refused request uses nothing up)...
+    assert.equal(
+      await oauthError(await refreshWith(reader.refresh_token!, 'adcp:read adcp:write')),
+      'invalid_scope',
+    );
+    assert.equal(await oauthError(await refreshWith(reader.refresh_token!, 'adcp:write')), 'invalid_scope');
+    // ...and without scope it keeps the credential's own.
+    const kept = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshWith(reader.refresh_token!),
+    );
+    assert.equal(kept.scope, 'adcp:read');
+    assert.deepEqual(await storedScope(kept.access_token, kept.refresh_token!), ['adcp:read', 'adcp:read']);
+
+    // adcp:write asked for alone: adcp:read comes with it.
+    const writer = await connect(client, cookie, buyerResource, undefined, 'adcp:write');
+    assert.equal(writer.scope, 'adcp:read adcp:write');
+    // A refresh may narrow (RFC 6749 section 6); what was narrowed away cannot come back on a later refresh.
+    const narrowed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshWith(writer.refresh_token!, 'adcp:read'),
+    );
+    assert.equal(narrowed.scope, 'adcp:read');
+    assert.deepEqual(await storedScope(narrowed.access_token, narrowed.refresh_token!), [
+      'adcp:read',
+      'adcp:read',
+    ]);
+    assert.equal(await oauthError(await refreshWith(narrowed.refresh_token!, 'adcp:write')), 'invalid_scope');
+    const same = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshWith(narrowed.refresh_token!, 'adcp:read adcp:read'),
+    );
+    assert.equal(same.scope, 'adcp:read');
+
+    // The grant shows the latest approval (Connected apps); credentials already issued keep their own scope.
+    const full = await connect(client, cookie);
+    await connect(client, cookie, buyerResource, undefined, 'adcp:read');
+    assert.equal((await grantOfAccess(full.access_token)).grant.scope, 'adcp:read');
+    const fullAgain = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refreshWith(full.refresh_token!),
+    );
+    assert.equal(fullAgain.scope, 'adcp:read adcp:write');
+  });
+
+  test('scopes on the MCP endpoint: adcp:read lists and reads; a mutating tool without adcp:write is the 403 insufficient_scope challenge with an AdCP error', async () => {
+    const client = await register('Scope Enforcement App');
+    const cookie = await h.signIn(h.demo.email, h.demo.password);
+    const metadata = `${base}/.well-known/oauth-protected-resource/mcp/v3`;
+    /** A session-era JSON-RPC POST to /mcp/v3 with `accessToken` (and the session, once open). */
+    const rpc = (accessToken: string, body: unknown, sessionId?: string) =>
+      fetch(buyerResource, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(sessionId ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const open = async (accessToken: string) => {
+      const res = await rpc(accessToken, {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'scope', version: '1' },
+        },
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      return res.headers.get('mcp-session-id')!;
+    };
+    const call = (accessToken: string, sessionId: string, name: string, args: Record<string, unknown>) =>
+      rpc(
+        accessToken,
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } },
+        sessionId,
+      );
+
+    const reader = await connect(client, cookie, buyerResource, undefined, 'adcp:read');
+    const session = await open(reader.access_token);
+    const listed = await rpc(reader.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
+    assert.equal(listed.status, 200);
+    const tools = ((await listed.json()) as { result: { tools: { name: string }[] } }).result.tools;
+    assert.ok(
+      tools.some((t) => t.name === 'create_media_buy'),
+      'every tool is listed; the call is what needs the scope',
+    );
+    const read = await call(reader.access_token, session, 'get_media_buys', { adcp_version: '3.1' });
+    assert.equal(read.status, 200);
+    assert.equal(((await read.json()) as { result: { isError?: boolean } }).result.isError, undefined);
+
+    // A mutating tool: refused before it runs (its arguments are not even read).
+    for (const name of ['create_media_buy', 'update_media_buy', 'sync_creatives']) {
+      const refused = await call(reader.access_token, session, name, {});
+      assert.equal(refused.status, 403, name);
+      assert.equal(
+        refused.headers.get('www-authenticate'),
+        `Bearer error="insufficient_scope", scope="adcp:write", resource_metadata="${metadata}", ` +
+          `error_description="${name} makes changes: it needs the adcp:write scope, which this credential lacks."`,
+      );
+      const body = (await refused.json()) as {
+        id: number;
+        error: { code: number; data: Record<string, unknown> };
+      };
+      assert.equal(body.id, 7);
+      assert.equal(body.error.code, -32001);
+      assert.deepEqual(adcpSchemaErrors('core/error.json', body.error.data), []);
+      assert.equal(body.error.data.code, 'PERMISSION_DENIED');
+      assert.equal(body.error.data.recovery, 'correctable');
+      assert.deepEqual(body.error.data.details, {
+        reason: 'insufficient_scope',
+        required_scope: 'adcp:write',
+        granted_scope: 'adcp:read',
+      });
+    }
+    // In a batch too; an unknown tool is not a scope question (the tool layer answers it).
+    const batch = await rpc(
+      reader.access_token,
+      [
+        { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'get_media_buys', arguments: {} } },
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'create_media_buy', arguments: {} } },
+      ],
+      session,
+    );
+    assert.equal(batch.status, 403);
+    const unknownTool = await call(reader.access_token, session, 'no_such_tool', {});
+    assert.notEqual(unknownTool.status, 403);
+
+    // With adcp:write the same call reaches the tool (here its argument validation).
+    const writer = await connect(client, cookie, buyerResource, undefined, 'adcp:read adcp:write');
+    const writerSession = await open(writer.access_token);
+    const reached = await call(writer.access_token, writerSession, 'create_media_buy', {});
+    assert.equal(reached.status, 200);
+    const result = (
+      (await reached.json()) as {
+        result: { isError: boolean; structuredContent: Record<string, { code: string }> };
+      }
+    ).result;
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent.adcp_error!.code, 'VALIDATION_ERROR');
   });
 
   test('refresh: rotates, carries the same resource, updates last_refreshed_at; a replay past the grace window revokes the whole grant', async () => {
@@ -860,6 +1106,71 @@ describe('media buying: OAuth for MCP connectors', () => {
     assert.notEqual((await grantOfAccess(removedToken.access_token)).grant.revokedAt, null);
   });
 
+  test('one rule for lost access (user disabled, membership removed, organization suspended): the MCP call is refused at once and the refresh ends the grant', async () => {
+    const client = await register('Rule App');
+    /** An MCP request with the access credential: the session-era `initialize` (200, or the 401 challenge). */
+    const mcpStatus = async (accessToken: string) => {
+      const res = await fetch(buyerResource, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'rule', version: '1' },
+          },
+        }),
+      });
+      await res.text();
+      return res.status;
+    };
+    for (const loss of ['disabled', 'removed', 'suspended'] as const) {
+      // Removal is by an administrator of the organization: the demo Buyer Account's; the others in their own.
+      const orgId =
+        loss === 'removed' ? h.demo.organizationId : await h.createOrganization('buyer', `Rule ${loss} Co`);
+      const userId = await h.addMember(orgId, `rule-${loss}@example.com`, 'member');
+      const token = await connect(
+        client,
+        await h.signInAccepted(`rule-${loss}@example.com`, STRONG_PASSWORD),
+      );
+      assert.equal(await mcpStatus(token.access_token), 200, loss);
+      const lost =
+        loss === 'disabled'
+          ? await h.ops({ method: 'POST', url: `/_ops/users/${userId}/disable` })
+          : loss === 'suspended'
+            ? await h.ops({ method: 'POST', url: `/_ops/organizations/${orgId}/suspend` })
+            : await h.session(await h.signIn(h.demo.email, h.demo.password), {
+                method: 'DELETE',
+                url: `/api/v2/organizations/current/members/${userId}`,
+              });
+      assert.ok(lost.statusCode < 300, lost.body);
+      // The MCP layer refuses the access credential at once (its hour is not over)...
+      assert.equal(await mcpStatus(token.access_token), 401, loss);
+      assert.equal((await grantOfAccess(token.access_token)).grant.revokedAt, null, loss);
+      // ...and the token endpoint ends the grant at the refresh.
+      assert.equal(
+        await oauthError(await refreshRequest(client, token.refresh_token!)),
+        'invalid_grant',
+        loss,
+      );
+      assert.notEqual((await grantOfAccess(token.access_token)).grant.revokedAt, null, loss);
+      if (loss === 'suspended') {
+        // Access restored: the ended connection stays ended (the user connects the app again).
+        const admitted = await h.ops({ method: 'POST', url: `/_ops/organizations/${orgId}/admit` });
+        assert.equal(admitted.statusCode, 200, admitted.body);
+        assert.equal(await mcpStatus(token.access_token), 401);
+        assert.equal(await oauthError(await refreshRequest(client, token.refresh_token!)), 'invalid_grant');
+      }
+    }
+  });
+
   test('revocation (RFC 7009): a refresh token with its access tokens; unknown and foreign tokens change nothing', async () => {
     const client = await register();
     const stranger = await register('Stranger');
@@ -971,6 +1282,7 @@ describe('media buying: OAuth for MCP connectors', () => {
         expiresAt: null,
         grantId: bound.id,
         familyId: null,
+        scope: 'adcp:read adcp:write',
       });
     });
     const ended = await signOut!;

@@ -32,6 +32,8 @@ function page(title: string, body: string): string {
 export interface ConsentView {
   app: { name: string; clientId: string; clientUri: string | null; redirectHost: string };
   resource: { name: string; uri: string };
+  /** What the requested OAuth scope lets the app do: each scope with its description. */
+  scopes: { scope: string; description: string }[];
   user: { name: string; email: string };
   /** The organizations the user may choose (the connector acts in the chosen one). */
   organizations: { id: string; name: string; kind: 'buyer' | 'seller' }[];
@@ -42,7 +44,8 @@ export interface ConsentView {
 const KIND_NAMES = { buyer: 'Buyer Account', seller: 'Seller Account' } as const;
 
 /**
- * The consent page: the app, the resource, the organization to act in, Allow and Deny (posted to
+ * The consent page: the app, the resource, what it may do there (the scope), the organization to act in, Allow and
+ * Deny (posted to
  * `POST /oauth/authorize`).
  */
 export function renderConsentPage(view: ConsentView): string {
@@ -56,6 +59,12 @@ export function renderConsentPage(view: ConsentView): string {
     view.organizations.length === 0
       ? '<p id="no-organization" class="notice">None of your organizations can use this resource: you can only deny.</p>'
       : `<label>Organization the app acts in <select id="organization" name="organization" required>${options}</select></label>`;
+  const scopes = view.scopes
+    .map(
+      (s) =>
+        `<li data-scope="${escapeHtml(s.scope)}">${escapeHtml(s.description)} <code>${escapeHtml(s.scope)}</code></li>`,
+    )
+    .join('');
   const homepage = view.app.clientUri ? ` · <span id="app-uri">${escapeHtml(view.app.clientUri)}</span>` : '';
   return page(
     `Connect ${view.app.name}`,
@@ -64,6 +73,7 @@ export function renderConsentPage(view: ConsentView): string {
     <dt>App</dt><dd><code id="client-id">${escapeHtml(view.app.clientId)}</code>${homepage}</dd>
     <dt>Returns to</dt><dd id="redirect-host">${escapeHtml(view.app.redirectHost)}</dd>
     <dt>Resource</dt><dd><span id="resource-name">${escapeHtml(view.resource.name)}</span> <code id="resource-uri">${escapeHtml(view.resource.uri)}</code></dd>
+    <dt>It may</dt><dd><ul id="scopes">${scopes}</ul></dd>
   </dl>
   <p class="muted">The app acts with your role in the organization you choose, for this resource only. It stays connected when you sign out of the browser; disconnect it any time in Connected apps.</p>
   <form method="post" action="/oauth/authorize">

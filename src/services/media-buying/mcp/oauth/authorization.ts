@@ -7,14 +7,16 @@
  *    other error goes back to the client's redirect URI (`error`, `state`, `iss`): `response_type` other than `code`
  *    (`unsupported_response_type`), PKCE other than S256 (`plain` and no method are refused: `invalid_request`), a
  *    `resource` that is missing or not exactly the URI of an MCP endpoint that exists now (`invalid_target`), a scope
- *    other than the resource's (`invalid_scope`).
- * 2. The signed-in user sees the consent page: the app, the resource, and the organization the connector will act in
- *    (chosen among the user's organizations). The page carries the request as a consent token: an HS256 JWT (`jose`,
+ *    the resource does not offer (`invalid_scope`). The scope granted is `scopes.ts`'s {@link grantScope}: what was
+ *    asked for, with `adcp:read`; everything the resource offers when `scope` is absent.
+ * 2. The signed-in user sees the consent page: the app, the resource, what the scope lets it do, and the
+ *    organization the connector will act in (chosen among the user's organizations). The page carries the request as a consent token: an HS256 JWT (`jose`,
  *    key derived from the service secret) bound to the browser session, living {@link CONSENT_SECONDS}: the form's
  *    CSRF token, so nothing of the request can be changed on the way.
  * 3. {@link McpAuthorization.decide}: deny redirects with `access_denied`; approve creates or updates the grant (one
- *    active grant per user, client and resource: its organization and scope follow the latest approval) and a one-time
- *    code (SHA-256 at rest, {@link CODE_SECONDS}, single use, bound to the grant, redirect URI, challenge and resource).
+ *    active grant per user, client, resource and organization: its scope follows the latest approval) and a one-time
+ *    code (SHA-256 at rest, {@link CODE_SECONDS}, single use, bound to the grant, redirect URI, challenge, resource
+ *    and the scope approved: the credentials issued from it carry that scope).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { jwtVerify, SignJWT } from 'jose';
@@ -22,6 +24,7 @@ import type { Clock } from '../../../../platform/clock.ts';
 import { hashApiKey } from '../../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../../platform/database.ts';
 import { prefixedHexId, randomToken } from '../../../../platform/ids.ts';
+import { hasActiveAccess } from '../../credentials/index.ts';
 import {
   mcpGrants,
   memberships,
@@ -31,8 +34,8 @@ import {
 } from '../../db/schema.ts';
 import type { McpAudience } from '../contract.ts';
 import { type McpOAuthClients, type OAuthClientRow, RegistrationError } from './clients.ts';
-import { MCP_SCOPES } from './metadata.ts';
-import { hasActiveAccess, type LiveResource, liveResourceOfUri } from './resources.ts';
+import { type LiveResource, liveResourceOfUri } from './resources.ts';
+import { grantScope, SCOPES_OF_AUDIENCE } from './scopes.ts';
 
 /** Lifetime of an authorization code, in seconds (short: it is exchanged at once). */
 export const CODE_SECONDS = 60;
@@ -151,9 +154,11 @@ export class McpAuthorization {
     const resource = await liveResourceOfUri(this.db, this.publicUrl(), query.resource);
     if (!resource)
       return fail('invalid_target', 'resource is not exactly the URI of an MCP endpoint of this service.');
-    const scope = MCP_SCOPES[resource.target.endpoint.audience];
-    if (query.scope?.split(' ').some((s) => s !== '' && s !== scope))
-      return fail('invalid_scope', `The scope of this resource is ${scope}.`);
+    const offered = SCOPES_OF_AUDIENCE[resource.target.endpoint.audience];
+    const granted = grantScope(query.scope, offered);
+    if ('refused' in granted)
+      return fail('invalid_scope', `This resource offers the scopes ${offered.join(' ')} only.`);
+    const scope = granted.scope;
     return {
       kind: 'valid',
       client,

@@ -11,12 +11,12 @@ import type { OutboundHttp } from '../../../../platform/outbound-http.ts';
 import type { CredentialStores } from '../../credentials/index.ts';
 import { McpAuthorization } from './authorization.ts';
 import { McpOAuthClients } from './clients.ts';
-import { hasActiveAccess } from './resources.ts';
 import { McpTokens } from './tokens.ts';
 
 export { RegistrationError } from './clients.ts';
 export { mcpAuthorizationServerMetadata, protectedResourceMetadata } from './metadata.ts';
 export { liveResourceOfPath } from './resources.ts';
+export { type McpScope, SCOPE_DESCRIPTIONS } from './scopes.ts';
 
 /** The authorization server of MCP connectors, made once per instance. */
 export interface McpOAuth {
@@ -49,6 +49,6 @@ export function createMcpOAuth(deps: {
       deps.publicUrl,
       deps.secrets.deriveKey('media-buying:mcp-oauth-consent'),
     ),
-    tokens: new McpTokens(deps.db, deps.clock, deps.stores, deps.publicUrl, hasActiveAccess),
+    tokens: new McpTokens(deps.db, deps.clock, deps.stores, deps.publicUrl),
   };
 }

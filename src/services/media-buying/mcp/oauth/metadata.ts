@@ -6,15 +6,8 @@
  * - {@link protectedResourceMetadata}: the RFC 9728 metadata of one MCP endpoint (each endpoint, and each storefront's
  *   endpoint, is its own protected resource: `resource` is its exact URI).
  */
-import { type McpAudience, type McpTarget, mcpResourceUri } from '../contract.ts';
-
-/** The scope of each kind of MCP endpoint: a grant carries the one of its resource. */
-export const MCP_SCOPES: Readonly<Record<McpAudience, string>> = {
-  buyer: 'adcp:buyer',
-  storefront: 'adcp:storefront',
-  creative: 'adcp:creative',
-  admin: 'adcp:admin',
-};
+import { type McpTarget, mcpResourceUri } from '../contract.ts';
+import { ALL_MCP_SCOPES, SCOPES_OF_AUDIENCE } from './scopes.ts';
 
 /** Endpoint URLs of the authorization server under `issuer` (the service's public URL). */
 export function oauthEndpoints(issuer: string) {
@@ -29,7 +22,7 @@ export function oauthEndpoints(issuer: string) {
 /**
  * The MCP connector fields of the RFC 8414 metadata: the code flow with PKCE S256 only, refresh, dynamic registration
  * (RFC 7591) and client ID metadata documents, revocation (RFC 7009), public clients (`none`), the `iss` response
- * parameter (RFC 9207).
+ * parameter (RFC 9207); the scopes of MCP connectors (`scopes.ts`).
  */
 export function mcpAuthorizationServerMetadata(issuer: string) {
   const endpoints = oauthEndpoints(issuer);
@@ -45,7 +38,7 @@ export function mcpAuthorizationServerMetadata(issuer: string) {
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
-    scopes_supported: Object.values(MCP_SCOPES),
+    scopes_supported: [...ALL_MCP_SCOPES],
     client_id_metadata_document_supported: true,
     authorization_response_iss_parameter_supported: true,
   };
@@ -53,7 +46,7 @@ export function mcpAuthorizationServerMetadata(issuer: string) {
 
 /**
  * RFC 9728 protected-resource metadata of an MCP endpoint: its exact resource URI, this service as its authorization
- * server, bearer credentials in the `Authorization` header only, the endpoint's scope and its name.
+ * server, bearer credentials in the `Authorization` header only, the scopes the endpoint offers and its name.
  * @param name the resource's human name (`resource_name`): the endpoint's, or a storefront's.
  */
 export function protectedResourceMetadata(publicUrl: string, target: McpTarget, name: string) {
@@ -61,7 +54,7 @@ export function protectedResourceMetadata(publicUrl: string, target: McpTarget, 
     resource: mcpResourceUri(publicUrl, target.path),
     authorization_servers: [publicUrl],
     bearer_methods_supported: ['header'],
-    scopes_supported: [MCP_SCOPES[target.endpoint.audience]],
+    scopes_supported: [...SCOPES_OF_AUDIENCE[target.endpoint.audience]],
     resource_name: name,
   };
 }

@@ -1,11 +1,11 @@
 /**
  * What the authorization server reads live: which MCP resources exist now (a storefront endpoint only for an active
- * storefront) and whether a user still has active access to an organization (spec rule 2: a connection ends when the
- * account loses active access).
+ * storefront). Whether a user still has active access to an organization is the credential kit's `hasActiveAccess`
+ * (one rule with the MCP layer's caller resolution).
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Executor } from '../../../../platform/database.ts';
-import { memberships, organizations, storefronts, users } from '../../db/schema.ts';
+import { storefronts } from '../../db/schema.ts';
 import { type McpTarget, mcpTargetOfPath, mcpTargetOfResource } from '../contract.ts';
 
 /** An MCP resource that exists now, with its human name. */
@@ -39,31 +39,4 @@ export function liveResourceOfUri(
 /** The MCP resource at URL path `path` (protected-resource metadata), when it exists now. */
 export function liveResourceOfPath(executor: Executor, path: string): Promise<LiveResource | undefined> {
   return live(executor, mcpTargetOfPath(path));
-}
-
-/**
- * True when the user is enabled and an active member of the organization, and the organization is admitted: what a
- * grant needs to be worth anything.
- */
-export async function hasActiveAccess(
-  executor: Executor,
-  userId: number,
-  organizationId: number,
-): Promise<boolean> {
-  const [row] = await executor
-    .select({ id: memberships.id })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(
-      and(
-        eq(memberships.userId, userId),
-        eq(memberships.organizationId, organizationId),
-        isNull(memberships.removedAt),
-        isNull(users.disabledAt),
-        eq(organizations.status, 'admitted'),
-      ),
-    )
-    .limit(1);
-  return row !== undefined;
 }

@@ -3,18 +3,20 @@
  * indicators RFC 8707, revocation RFC 7009; spec "Authentication", rules 1-3):
  *
  * - `authorization_code`: the code (single use), the client, the redirect URI, the PKCE verifier (S256) and `resource`
- *   must all match what the code was issued for. A code presented a second time revokes the credentials issued from it
- *   (RFC 6749 section 4.1.2: its family).
+ *   must all match what the code was issued for; the credentials carry the scope the user approved for the code. A
+ *   code presented a second time revokes the credentials issued from it (RFC 6749 section 4.1.2: its family).
  * - `refresh_token`: rotating. Each use revokes the presented `mcp_rt_` by marking it rotated and issues a new pair;
- *   `resource` must be the grant's exactly (rule 3). A rotated refresh credential presented again within
- *   {@link REFRESH_GRACE_SECONDS} of its rotation, while none of the credentials it issued has been used yet, is a
- *   concurrent refresh (two requests of one client crossing) and gets a new pair too, a sibling of the first: the
- *   first sibling used supersedes the others, and presenting a superseded sibling is a replay. Presented later, or
- *   after one of its successors was used, a rotated credential is a replay: the grant and every credential under it
- *   are revoked (the whole grant family; the user must connect the app again). So the grace window never forks a
- *   second lineage that replay detection cannot see. A grant authorized before resource binding (no
- *   `resource`) is refused (rule 1), and so is one whose user lost active access to the grant's organization (that
- *   ends the grant: rule 2). `last_refreshed_at` of the grant is updated.
+ *   `resource` must be the grant's exactly (rule 3); `scope`, when sent, must be within the presented credential's own
+ *   scope, and the new pair carries what was asked for (RFC 6749 section 6: a refresh narrows or keeps, never widens;
+ *   `invalid_scope` otherwise). A rotated refresh credential presented again within {@link REFRESH_GRACE_SECONDS} of
+ *   its rotation, while none of the credentials it issued has been used yet, is a concurrent refresh (two requests of
+ *   one client crossing) and gets a new pair too, a sibling of the first: the first sibling used supersedes the
+ *   others, and presenting a superseded sibling is a replay. Presented later, or after one of its successors was used,
+ *   a rotated credential is a replay: the grant and every credential under it are revoked (the whole grant family; the
+ *   user must connect the app again). So the grace window never forks a second lineage that replay detection cannot
+ *   see. A grant authorized before resource binding (no `resource`) is refused (rule 1), and so is one whose user lost
+ *   active access to the grant's organization (that ends the grant: rule 2). `last_refreshed_at` of the grant is
+ *   updated.
  * - Every failure of a grant is `invalid_grant` (RFC 6749 section 5.2); a `resource` that is no MCP endpoint's URI at
  *   all is `invalid_target` (RFC 8707 section 2).
  *
@@ -32,7 +34,7 @@ import {
   pkceS256Challenge,
 } from '../../../../platform/crypto.ts';
 import type { Db, Executor } from '../../../../platform/database.ts';
-import { type CredentialStores, PREFIX } from '../../credentials/index.ts';
+import { type CredentialStores, hasActiveAccess, PREFIX } from '../../credentials/index.ts';
 import {
   mcpAccessTokens,
   mcpGrants,
@@ -41,6 +43,7 @@ import {
   oauthClients,
 } from '../../db/schema.ts';
 import { mcpTargetOfResource } from '../contract.ts';
+import { narrowScope } from './scopes.ts';
 
 /** Lifetime of an `mcp_at_` access credential, in seconds (one hour). */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -80,11 +83,6 @@ export class McpTokens {
     private readonly clock: Clock,
     private readonly stores: CredentialStores,
     private readonly publicUrl: () => string,
-    private readonly hasActiveAccess: (
-      executor: Executor,
-      userId: number,
-      organizationId: number,
-    ) => Promise<boolean>,
   ) {}
 
   /** The `authorization_code` grant (module comment). */
@@ -135,9 +133,9 @@ export class McpTokens {
       if (code.resource !== input.resource)
         return failure('invalid_grant', 'resource is not the one the code was issued for (RFC 8707).');
       if (grant.revokedAt !== null) return invalid;
-      if (!(await this.hasActiveAccess(tx, grant.userId, grant.organizationId)))
+      if (!(await hasActiveAccess(tx, grant.userId, grant.organizationId)))
         return failure('invalid_grant', "The user no longer has active access to the grant's organization.");
-      return this.issuePair(tx, grant, code.id);
+      return this.issuePair(tx, grant, code.scope, code.id);
     });
   }
 
@@ -182,19 +180,25 @@ export class McpTokens {
       if (token!.expiresAt && token!.expiresAt.getTime() <= this.clock.nowMs()) return invalid;
       if (input.resource !== grant.resource)
         return failure('invalid_grant', 'resource is not the one this connection is bound to (RFC 8707).');
-      if (input.scope?.split(' ').some((s) => s !== '' && s !== grant.scope))
-        return failure('invalid_scope', `The scope of this connection is ${grant.scope}.`);
       const now = this.clock.now();
       if (await this.isReplay(tx, token!, now)) {
         // A replayed refresh credential: someone else may hold the family; end the whole grant.
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', 'The refresh token was already used: the connection is revoked.');
       }
-      if (!(await this.hasActiveAccess(tx, grant.userId, grant.organizationId))) {
+      if (!(await hasActiveAccess(tx, grant.userId, grant.organizationId))) {
         // The account lost active access: the connection ends (rule 2).
         await this.revokeGrant(tx, grant.id);
         return failure('invalid_grant', "The user no longer has active access to the grant's organization.");
       }
+      // Checked after replay detection (a replayed credential ends the grant whatever it asks for); refused before the
+      // credential is used up.
+      const scope = narrowScope(input.scope, token!.scope);
+      if ('refused' in scope)
+        return failure(
+          'invalid_scope',
+          `A refresh cannot widen the scope: this credential holds ${token!.scope} (RFC 6749 section 6).`,
+        );
       if (token!.rotatedAt === null) {
         await tx.update(mcpRefreshTokens).set({ rotatedAt: now }).where(eq(mcpRefreshTokens.id, token!.id));
         // Its siblings (issued to a concurrent refresh of the same parent) are superseded: tripwires from now on.
@@ -212,7 +216,7 @@ export class McpTokens {
             );
       }
       await tx.update(mcpGrants).set({ lastRefreshedAt: now }).where(eq(mcpGrants.id, grant.id));
-      return this.issuePair(tx, grant, token!.familyId, token!.id);
+      return this.issuePair(tx, grant, scope.scope, token!.familyId, token!.id);
     });
   }
 
@@ -295,17 +299,21 @@ export class McpTokens {
     return { grant, clientId: client!.clientId };
   }
 
-  /** Issues an access and a refresh credential under `grant`, in family `familyId`, issued by refresh credential `parentId`. */
+  /**
+   * Issues an access and a refresh credential under `grant` with `scope` (canonical), in family `familyId`, issued by
+   * refresh credential `parentId`.
+   */
   private async issuePair(
     tx: Executor,
     grant: GrantRow,
+    scope: string,
     familyId: number | null,
     parentId: number | null = null,
   ): Promise<TokenAnswer> {
     const now = this.clock.now();
     const access = await this.stores.mcpAccessTokens.issue(tx, {
       expiresAt: new Date(now.getTime() + ACCESS_TOKEN_SECONDS * 1000),
-      values: { grantId: grant.id, familyId },
+      values: { grantId: grant.id, familyId, scope },
     });
     const refresh = issueApiKey(PREFIX.mcpRefresh);
     await tx.insert(mcpRefreshTokens).values({
@@ -316,13 +324,14 @@ export class McpTokens {
       grantId: grant.id,
       familyId,
       parentId,
+      scope,
     });
     return {
       access_token: access.key,
       token_type: 'Bearer',
       expires_in: ACCESS_TOKEN_SECONDS,
       refresh_token: refresh.plaintext,
-      scope: grant.scope,
+      scope,
     };
   }
 

@@ -36,6 +36,7 @@ export async function insertConnection(
     clientId?: string;
     /** Null: a connection authorized before resource binding (spec rule 1). */
     resource: string | null;
+    /** The grant's and its credentials' scope (default `adcp:read adcp:write`). */
     scope?: string;
     firstConnectedAt: Date;
     lastRefreshedAt?: Date | null;
@@ -65,6 +66,7 @@ export async function insertConnection(
         })
         .returning()
     )[0]!;
+  const scope = input.scope ?? 'adcp:read adcp:write';
   const [grant] = await db
     .insert(mcpGrants)
     .values({
@@ -73,7 +75,7 @@ export async function insertConnection(
       oauthClientId: client.id,
       organizationId: user.activeOrganizationId,
       resource: input.resource,
-      scope: input.scope ?? 'adcp:buyer',
+      scope,
       firstConnectedAt: input.firstConnectedAt,
       lastRefreshedAt: input.lastRefreshedAt ?? null,
       revokedAt: input.revokedAt ?? null,
@@ -89,6 +91,7 @@ export async function insertConnection(
       createdAt: input.firstConnectedAt,
       expiresAt,
       grantId: grant!.id,
+      scope,
     });
     accessTokens.push(issued.plaintext);
   }
@@ -101,6 +104,7 @@ export async function insertConnection(
       createdAt: input.firstConnectedAt,
       expiresAt: new Date(input.firstConnectedAt.getTime() + 30 * day),
       grantId: grant!.id,
+      scope,
     });
     refreshTokens.push(issued.plaintext);
   }
