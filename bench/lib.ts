@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
-import type pg from 'pg';
 import Fastify from 'fastify';
+import type pg from 'pg';
 
 /** Figures of one load run. Latencies in milliseconds. */
 export interface LoadResult {
