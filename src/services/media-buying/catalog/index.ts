@@ -11,7 +11,14 @@ export {
   type ProductInput,
 } from './catalog.ts';
 export { DeliveryRunner, SimulatedAdPlatform, simulateDeliveryTask } from './delivery.ts';
-export { Discovery, NEW_DISCOVERY } from './discovery.ts';
+export {
+  Discovery,
+  DiscoveryAccountError,
+  NEW_DISCOVERY,
+  type ProductsPage,
+  type ProductsPageItem,
+  type ProductsRequest,
+} from './discovery.ts';
 export { BuyerLists, DEFAULT_TAKE, LIST_CAPS } from './lists.ts';
 export { CURRENCIES, convertMinor, fromMinor, toMinor } from './money.ts';
 export * from './views.ts';
