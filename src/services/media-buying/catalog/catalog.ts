@@ -7,7 +7,7 @@
  */
 import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db, Executor } from '../../../platform/database.ts';
+import { type Db, type Executor, NamedStatement } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import {
   type AccountLinkStatus,
@@ -98,6 +98,13 @@ export interface MediaBuyOptions {
   /** Held for the operator's approval: `pending_start`, unconfirmed (`confirmedAt` null) until dispatched. */
   provisional?: boolean;
 }
+
+/** {@link Catalog.operatorIdentity}'s statement, built once and run by name on any executor. */
+const operatorIdentityStatement = new NamedStatement<typeof buyerOperatorIdentities.$inferSelect>(
+  'mb_operator_identity',
+  sql`select organization_id as "organizationId", domain, name, updated_at as "updatedAt"
+    from ${buyerOperatorIdentities} where organization_id = ${sql.placeholder('orgId')}`,
+);
 
 /** The buying and selling records (module comment). */
 export class Catalog {
@@ -570,12 +577,15 @@ export class Catalog {
       .orderBy(asc(campaigns.id));
   }
 
-  /** The operator identity of a Buyer Account (Buyer Setup step 1), or null. */
-  async operatorIdentity(organizationId: number, executor: Executor = this.db) {
-    const [row] = await executor
-      .select()
-      .from(buyerOperatorIdentities)
-      .where(eq(buyerOperatorIdentities.organizationId, organizationId));
+  /**
+   * The operator identity of a Buyer Account (Buyer Setup step 1), or null. A prepared statement: every buying call
+   * (REST and MCP, replays included) reads it first.
+   */
+  async operatorIdentity(
+    organizationId: number,
+    executor: Executor = this.db,
+  ): Promise<typeof buyerOperatorIdentities.$inferSelect | null> {
+    const [row] = await operatorIdentityStatement.rows(executor, { orgId: organizationId });
     return row ?? null;
   }
 
