@@ -106,6 +106,16 @@ const operatorIdentityStatement = new NamedStatement<typeof buyerOperatorIdentit
     from ${buyerOperatorIdentities} where organization_id = ${sql.placeholder('orgId')}`,
 );
 
+/**
+ * The operator domain of Buyer Account `orgId` (placeholder) as a scalar SQL value, for reading it in the same
+ * statement as something else (the idempotency record of an MCP buying tool); checked with
+ * {@link Catalog.checkBuyerSetup}.
+ */
+export const BUYER_SETUP_GUARD = {
+  name: 'mb_operator_domain',
+  value: sql`select domain from ${buyerOperatorIdentities} where organization_id = ${sql.placeholder('orgId')}`,
+};
+
 /** The buying and selling records (module comment). */
 export class Catalog {
   constructor(
@@ -603,9 +613,17 @@ export class Catalog {
    */
   async requireBuyerSetup(organizationId: number, executor: Executor = this.db): Promise<string> {
     const identity = await this.operatorIdentity(organizationId, executor);
-    if (!identity) throw buyerSetupRequired('missing_operator_identity');
-    if (this.isPlatformDomain(identity.domain)) throw buyerSetupRequired('platform_operator_not_allowed');
-    return identity.domain;
+    return this.checkBuyerSetup(identity?.domain ?? null);
+  }
+
+  /**
+   * {@link requireBuyerSetup} on an operator domain read already (null: none), e.g. with {@link BUYER_SETUP_GUARD}.
+   * @returns the domain. @throws ApiError 409 `BUYER_SETUP_REQUIRED` as {@link requireBuyerSetup}.
+   */
+  checkBuyerSetup(domain: string | null): string {
+    if (domain === null) throw buyerSetupRequired('missing_operator_identity');
+    if (this.isPlatformDomain(domain)) throw buyerSetupRequired('platform_operator_not_allowed');
+    return domain;
   }
 
   /**

@@ -529,7 +529,7 @@ export class Discovery {
     });
     // An unknown or another account's session is 404 before anything else (its existence never leaks).
     if (!found) throw notFound('Discovery', named.discoveryId);
-    this.checkOperator(found.operatorDomain);
+    this.catalog.checkBuyerSetup(found.operatorDomain);
     if (found.expiresAt <= now)
       throw conflict('This discovery priced its quotes for an earlier UTC day; start a new discovery.', {
         reason: 'discovery_expired',
@@ -579,7 +579,7 @@ export class Discovery {
     });
     if (!ctx || ctx.advertiserId === null || ctx.advertiserPublicId === null)
       throw new DiscoveryAccountError(account.kind === 'first' ? 'no_advertiser' : 'account_not_found');
-    this.checkOperator(ctx.operatorDomain);
+    this.catalog.checkBuyerSetup(ctx.operatorDomain);
     if (ctx.archived) throw notFound('Advertiser', ctx.advertiserPublicId);
     if (ctx.sessionId !== null)
       return {
@@ -606,12 +606,6 @@ export class Discovery {
       version: live.version,
       allAvailable: true,
     };
-  }
-
-  /** Buyer Setup step 1 of a buying call (module comment of `Catalog.requireBuyerSetup`), from a domain already read. */
-  private checkOperator(domain: string | null): void {
-    if (domain === null) throw buyerSetupRequired('missing_operator_identity');
-    if (this.catalog.isPlatformDomain(domain)) throw buyerSetupRequired('platform_operator_not_allowed');
   }
 
   /** The newest kept session of an advertiser for today (UTC, `now`) built from a catalog of `fingerprint`. */

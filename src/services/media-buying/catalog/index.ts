@@ -7,6 +7,7 @@ export {
   ACCOUNT_LINK_DECISIONS,
   type AccountLinkDecision,
   type Acting,
+  BUYER_SETUP_GUARD,
   Catalog,
   type ProductInput,
 } from './catalog.ts';
