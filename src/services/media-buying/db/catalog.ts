@@ -518,13 +518,14 @@ export const discoverySessions = mediaBuying.table(
 
 /**
  * The catalog version: one row (`id` 1) that the database itself keeps current. A deferred constraint trigger on
- * `products`, `storefronts` and a change of an organization's `public_id` (migration
- * `0009_catalog_version_triggers`) bumps `version` and clears `fingerprint` once per writing transaction, at its
- * commit, so any write of the catalog by any instance or tool moves it, in the same transaction as the write.
- * `fingerprint` is the discovery fingerprint of the catalog at `version` (`Discovery`, "Kept sessions"): null until
- * the first reader after a change computes it from the catalog read in the same statement as `version`, and stores it
- * only while `version` is unchanged. MCP `get_products` reads this row instead of the whole catalog on every call, and
- * per-instance caches of discovery pages are keyed by `version`.
+ * `products`, `storefronts`, a change of an organization's `public_id` and the ad-platform simulator's faults
+ * (`ad_platform_faults`; migration `0009_catalog_version_triggers`) bumps `version` once per writing transaction, at
+ * its commit, so any such write by any instance or tool moves it, in the same transaction as the write; a catalog write
+ * also clears `fingerprint`. `fingerprint` is the discovery fingerprint of the catalog (`Discovery`, "Kept sessions"):
+ * null until the first reader after a catalog change computes it from the catalog read in the same statement as
+ * `version`, and stores it only while `version` is unchanged. MCP `get_products` reads this row instead of the whole
+ * catalog on every call; per-instance caches of discovery pages and of the simulator's discovery faults are keyed by
+ * `version`.
  */
 export const catalogVersions = mediaBuying.table(
   'catalog_versions',
