@@ -9,6 +9,7 @@ import {
   Catalog,
   DeliveryRunner,
   Discovery,
+  DiscoveryPages,
   SimulatedAdPlatform,
   simulateDeliveryTask,
 } from './catalog/index.ts';
@@ -178,7 +179,8 @@ export const mediaBuyingService: ServiceDefinition = {
       db: ctx.db,
       clock: ctx.clock,
       credentials,
-      discovery,
+      discoveryPages: new DiscoveryPages(ctx.db, ctx.clock, catalog, discovery),
+      adPlatform,
       lists,
       publicUrl,
       logger: ctx.logger,

@@ -12,14 +12,15 @@ export {
   type ProductInput,
 } from './catalog.ts';
 export { DeliveryRunner, SimulatedAdPlatform, simulateDeliveryTask } from './delivery.ts';
+export { Discovery, NEW_DISCOVERY } from './discovery.ts';
 export {
-  Discovery,
   DiscoveryAccountError,
-  NEW_DISCOVERY,
-  type ProductsPage,
+  DiscoveryPages,
+  type FoundDiscovery,
+  type ProductCandidate,
+  type ProductsAccount,
   type ProductsPageItem,
-  type ProductsRequest,
-} from './discovery.ts';
+} from './discovery-pages.ts';
 export { BuyerLists, DEFAULT_TAKE, LIST_CAPS } from './lists.ts';
 export { CURRENCIES, convertMinor, fromMinor, toMinor } from './money.ts';
 export * from './views.ts';

@@ -18,7 +18,7 @@
 import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../../platform/clock.ts';
 import type { Db } from '../../../../platform/database.ts';
-import { type Discovery, fromMinor } from '../../catalog/index.ts';
+import { fromMinor } from '../../catalog/index.ts';
 import {
   advertiserAccounts,
   advertisers,
@@ -33,7 +33,7 @@ import {
 } from '../../db/schema.ts';
 import { AdcpError, type McpTool, type McpToolContext } from '../contract.ts';
 import { SUPPORTED_ADCP_MAJORS, SUPPORTED_ADCP_VERSIONS } from '../versions.ts';
-import { getProductsTool } from './products.ts';
+import { getProductsTool, type ProductsToolDeps } from './products.ts';
 import {
   ACCOUNT,
   accountNotFound,
@@ -48,10 +48,9 @@ import {
 } from './shared.ts';
 
 /** What the read tools read through. */
-export interface ReadToolDeps {
+export interface ReadToolDeps extends ProductsToolDeps {
   db: Db;
   clock: Clock;
-  discovery: Discovery;
 }
 
 /**
@@ -154,9 +153,12 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
           idempotency: { supported: true, replay_ttl_seconds: IDEMPOTENCY_REPLAY_TTL_SECONDS },
         },
         supported_protocols: ['media_buy'],
+        // get_products answers wholesale_feed_version and honours if_wholesale_feed_version (products.ts).
+        wholesale_feed_versioning: { supported: true, pricing_version_separate: false },
         media_buy: {
           ...(models.length > 0 ? { supported_pricing_models: models.map((m) => m.model).sort() } : {}),
-          buying_modes: ['brief'],
+          // get_products: brief (every available product is the curated answer), wholesale, refine (products.ts).
+          buying_modes: ['brief', 'wholesale', 'refine'],
           lifecycle_tools: ['list_products', 'buy_products', ...(controls ? ['control_media_buy'] : [])],
         },
         ext: {
