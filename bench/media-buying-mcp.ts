@@ -1,11 +1,13 @@
 /**
  * Part 3's cases of `npm run bench -- media-buying`. First a stateless (MCP 2026-07-28) `tools/call` of `get_products` on
  * `/mcp/v3` with a user API key (authentication, a fresh SDK server instance, argument validation, AdCP version
- * negotiation and the kept discovery session of the UTC day read back, per request), at 50 connections, against a bare
+ * negotiation and a page of the kept discovery session of the UTC day, per request), at 50 connections, against a bare
  * Fastify route answering the same bytes in the same run. Target (2-core machine): >= 800 req/s. The request is the
  * one the official SDK client (`@modelcontextprotocol/client`, pinned to 2026-07-28) sends, captured once and replayed.
  * Then the idempotent replay of one `create_media_buy` (the same `idempotency_key` and arguments: the stored answer,
- * marked `replayed`), against the same baseline. Target: >= 1,500 req/s.
+ * marked `replayed`), against the same baseline. Target: >= 1,500 req/s. After each, the SDK's ceiling: the same
+ * captured request served by a bare route through `createMcpHandler` with the constant answer ({@link sdkCeilingServer}),
+ * what the SDK alone allows on the machine.
  */
 import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type CallToolResult, createMcpHandler, Server } from '@modelcontextprotocol/server';
@@ -78,7 +80,7 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
   );
   const sample = await client.callTool({
     name: 'get_products',
-    arguments: { buying_mode: 'brief', adcp_version: '3.1' },
+    arguments: { buying_mode: 'brief', brief: 'display and video in the US', adcp_version: '3.1' },
   });
   if (sample.isError || !captured) throw new Error(`get_products failed: ${JSON.stringify(sample)}`);
   const productsCall = captured;

@@ -14,6 +14,8 @@
  *
  * Built on the platform's {@link IdempotencyStore} (PostgreSQL `platform.idempotency_keys`): the tool runs in the same
  * transaction as the key's row, so a kept answer and its effects commit together and a released one leaves nothing.
+ * A call opens its key first ({@link McpIdempotency.open}): the key's record and the Buyer Account's operator domain
+ * (Buyer Setup) in one statement, so a replay reads nothing else.
  * Keys are scoped per principal (the organization and the user, or the credential when there is no user), per
  * endpoint (each storefront is a seller of its own) and per tool. The fingerprint is SHA-256 of the RFC 8785
  * canonical JSON (`canonicalize`) of the arguments without `idempotency_key` (and without the version envelope, which
