@@ -1,14 +1,61 @@
 /**
  * Part 3's cases of `npm run bench -- media-buying`. First a stateless (MCP 2026-07-28) `tools/call` of `get_products` on
  * `/mcp/v3` with a user API key (authentication, a fresh SDK server instance, argument validation, AdCP version
- * negotiation and the kept discovery session of the UTC day read back, per request), at 50 connections, against a bare
+ * negotiation and a page of the kept discovery session of the UTC day, per request), at 50 connections, against a bare
  * Fastify route answering the same bytes in the same run. Target (2-core machine): >= 800 req/s. The request is the
  * one the official SDK client (`@modelcontextprotocol/client`, pinned to 2026-07-28) sends, captured once and replayed.
  * Then the idempotent replay of one `create_media_buy` (the same `idempotency_key` and arguments: the stored answer,
- * marked `replayed`), against the same baseline. Target: >= 1,500 req/s.
+ * marked `replayed`), against the same baseline. Target: >= 1,500 req/s. After each, the SDK's ceiling: the same
+ * captured request served by a bare route through `createMcpHandler` with the constant answer ({@link sdkCeilingServer}),
+ * what the SDK alone allows on the machine.
  */
 import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type CallToolResult, createMcpHandler, Server } from '@modelcontextprotocol/server';
+import Fastify from 'fastify';
 import { bareServer, load, report } from './lib.ts';
+
+/**
+ * The SDK's ceiling: a bare Fastify route (no authentication, no database, no argument validation) that serves every
+ * POST through `@modelcontextprotocol/server`'s `createMcpHandler` as the service's MCP route does (a web `Request`
+ * built from the Fastify request with the body already parsed, a fresh low-level `Server` per request, the web
+ * `Response` sent back as text), with `results[tool]` as the constant `tools/call` answer. What the SDK and the
+ * web-standard conversion alone allow on this machine.
+ */
+export async function sdkCeilingServer(results: Record<string, CallToolResult>) {
+  const handler = createMcpHandler(
+    () => {
+      const server = new Server({ name: 'ceiling', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler('tools/list', async () => ({ tools: [] }));
+      server.setRequestHandler('tools/call', async (req) => results[req.params.name] ?? { content: [] });
+      return server;
+    },
+    { legacy: 'reject' },
+  );
+  const app = Fastify({ logger: false });
+  app.post('/mcp', async (request, reply) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers))
+      if (value !== undefined && name !== 'content-length' && name !== 'connection')
+        headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    const web = new Request(`http://127.0.0.1${request.url}`, { method: 'POST', headers });
+    const response = await handler.fetch(web, { parsedBody: request.body });
+    reply.code(response.status);
+    response.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    return reply.send(await response.text());
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  if (!addr || typeof addr !== 'object') throw new Error('no address');
+  return {
+    url: `http://127.0.0.1:${addr.port}`,
+    close: async () => {
+      await handler.close();
+      await app.close();
+    },
+  };
+}
 
 /** Runs the case against the listening service at `port` with user API key `apiKey`. */
 export async function benchMcp(port: number, apiKey: string, durationSeconds: number): Promise<void> {
@@ -33,7 +80,7 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
   );
   const sample = await client.callTool({
     name: 'get_products',
-    arguments: { buying_mode: 'brief', adcp_version: '3.1' },
+    arguments: { buying_mode: 'brief', brief: 'display and video in the US', adcp_version: '3.1' },
   });
   if (sample.isError || !captured) throw new Error(`get_products failed: ${JSON.stringify(sample)}`);
   const productsCall = captured;
@@ -80,6 +127,10 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
   const bare = await bareServer([
     { path: '/mcp', body: answer, headers: { 'content-type': 'application/json' } },
   ]);
+  const ceiling = await sdkCeilingServer({
+    get_products: sample as CallToolResult,
+    create_media_buy: created as CallToolResult,
+  });
   try {
     console.log(`# MCP tools/call get_products (stateless): ~${answer.length} bytes`);
     const baseline = await load('baseline: bare JSON route (tools/call bytes)', `${bare.url}/mcp`, {
@@ -96,7 +147,25 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
       baseline,
     );
     report(
+      await load('SDK ceiling: createMcpHandler, constant get_products', `${ceiling.url}/mcp`, {
+        durationSeconds,
+        method: 'POST',
+        headers: productsCall.headers,
+        body: productsCall.body,
+      }),
+      baseline,
+    );
+    report(
       await load('media-buying: MCP tools/call create_media_buy (idempotent replay)', url, {
+        durationSeconds,
+        method: 'POST',
+        headers: createCall.headers,
+        body: createCall.body,
+      }),
+      baseline,
+    );
+    report(
+      await load('SDK ceiling: createMcpHandler, constant create_media_buy', `${ceiling.url}/mcp`, {
         durationSeconds,
         method: 'POST',
         headers: createCall.headers,
@@ -106,5 +175,6 @@ export async function benchMcp(port: number, apiKey: string, durationSeconds: nu
     );
   } finally {
     await bare.close();
+    await ceiling.close();
   }
 }

@@ -9,7 +9,8 @@
  * >= 1,500 req/s) and a discover-products page of a kept session (`POST /api/v2/buyer/discovery/{id}/discover-products`;
  * target >= 500 req/s), each against a bare route answering the same bytes in the same run.
  *
- * Part 3 adds a stateless MCP `tools/call` of `get_products` (`media-buying-mcp.ts`; target >= 800 req/s).
+ * Part 3 adds a stateless MCP `tools/call` of `get_products` (target >= 800 req/s) and the idempotent replay of
+ * `create_media_buy` (target >= 1,500 req/s), each beside the SDK's ceiling (`media-buying-mcp.ts`).
  */
 import type pg from 'pg';
 import { ManualClock } from '../src/platform/clock.ts';

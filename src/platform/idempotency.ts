@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { and, eq, lte, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from './clock.ts';
 import { type Db, NamedStatement, type Tx } from './database.ts';
 import { idempotencyKeys } from './db/schema.ts';
@@ -64,6 +64,27 @@ interface StoredRecord {
 }
 
 /**
+ * A value a caller checks before an idempotent request replays or runs (a precondition such as an account's readiness),
+ * read by {@link IdempotencyStore.peek} in the same statement as the key's record: one round trip instead of two.
+ * `value` is a scalar SQL expression with its own `sql.placeholder`s; `name` names its statement (one per expression).
+ */
+export interface IdempotencyGuard {
+  name: string;
+  value: SQL;
+}
+
+/** What {@link IdempotencyStore.peek} read: the guard's value, and the key's stored answer once the guard passed. */
+export interface IdempotencyPeek<V> {
+  /** The guard's value (null when the expression is SQL null). */
+  guard: V | null;
+  /**
+   * The stored answer exactly as {@link IdempotencyStore.recorded} decides it from the same read.
+   * @throws IdempotencyConflictError when the record holds another fingerprint.
+   */
+  recorded(): IdempotentOutcome | undefined;
+}
+
+/**
  * The platform idempotency store (docs/architecture.md, "Conventions", idempotency).
  *
  * {@link IdempotencyStore.run} executes an operation and its idempotency record in ONE transaction:
@@ -80,6 +101,8 @@ export class IdempotencyStore {
    * of (scope, key), and the claim of a key.
    */
   private readonly statements;
+  /** The statements of {@link peek}, one per guard name, built on first use. */
+  private readonly peeks = new Map<string, NamedStatement<StoredRecord & { guard: unknown }>>();
 
   constructor(
     private readonly db: Db,
@@ -194,8 +217,41 @@ export class IdempotencyStore {
       scope: params.scope,
       key: params.key,
     });
+    return this.replayOf(existing, params.fingerprint);
+  }
+
+  /**
+   * {@link recorded}, with `guard` read in the same statement (its placeholders filled from `values`): the caller checks
+   * the guard's value first, then asks for the record's decision ({@link IdempotencyPeek.recorded}).
+   */
+  async peek<V>(
+    params: { scope: string; key: string; fingerprint: string },
+    guard: IdempotencyGuard,
+    values: Record<string, unknown>,
+  ): Promise<IdempotencyPeek<V>> {
+    let statement = this.peeks.get(guard.name);
+    if (!statement) {
+      statement = new NamedStatement(
+        `platform_idempotency_peek_${guard.name}`,
+        sql`select (${guard.value}) as guard, k.fingerprint, k.response_status as "responseStatus", k.response,
+            k.expires_at as "expiresAt"
+          from (select 1) one
+          left join ${idempotencyKeys} k on k.scope = ${sql.placeholder('scope')} and k.key = ${sql.placeholder('key')}`,
+      );
+      this.peeks.set(guard.name, statement);
+    }
+    const [row] = await statement.rows(this.db, { ...values, scope: params.scope, key: params.key });
+    const existing = row === undefined || row.fingerprint === null ? undefined : row;
+    return {
+      guard: (row?.guard ?? null) as V | null,
+      recorded: () => this.replayOf(existing, params.fingerprint),
+    };
+  }
+
+  /** The replay of a record read outside a transaction (module comment of {@link recorded}). */
+  private replayOf(existing: StoredRecord | undefined, fingerprint: string): IdempotentOutcome | undefined {
     if (!existing || existing.expiresAt <= this.clock.now()) return undefined;
-    if (existing.fingerprint !== params.fingerprint) throw new IdempotencyConflictError();
+    if (existing.fingerprint !== fingerprint) throw new IdempotencyConflictError();
     return {
       replayed: true,
       response: { status: existing.responseStatus ?? 200, body: existing.response },

@@ -131,6 +131,32 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
     assert.equal(await store.recorded({ scope: 's', key, fingerprint: 'f' }), undefined, 'expired');
   });
 
+  test('peek: the guard and the record in one statement; the record decides as recorded does', async () => {
+    await db.pool.query('create table if not exists peek_guard (id int primary key, label text)');
+    await db.pool.query(`insert into peek_guard values (1, 'ready') on conflict (id) do nothing`);
+    const guard = {
+      name: 'test_label',
+      value: sql`select label from peek_guard where id = ${sql.placeholder('id')}`,
+    };
+    const key = freshKey();
+    const unused = await store.peek<string>({ scope: 's', key, fingerprint: 'f' }, guard, { id: 1 });
+    assert.equal(unused.guard, 'ready');
+    assert.equal(unused.recorded(), undefined);
+    assert.equal((await store.peek({ scope: 's', key, fingerprint: 'f' }, guard, { id: 2 })).guard, null);
+    await store.run({ scope: 's', key, fingerprint: 'f', ttlMs: HOUR }, op(key, { id: 8 }).fn);
+    const stored = await store.peek<string>({ scope: 's', key, fingerprint: 'f' }, guard, { id: 1 });
+    assert.equal(stored.guard, 'ready');
+    assert.deepEqual(stored.recorded(), { replayed: true, response: { status: 201, body: { id: 8 } } });
+    const other = await store.peek({ scope: 's', key, fingerprint: 'g' }, guard, { id: 1 });
+    assert.throws(() => other.recorded(), IdempotencyConflictError, 'the conflict is thrown when asked');
+    clock.advance(HOUR);
+    assert.equal(
+      (await store.peek({ scope: 's', key, fingerprint: 'f' }, guard, { id: 1 })).recorded(),
+      undefined,
+      'expired',
+    );
+  });
+
   test('the same key in another scope is independent', async () => {
     const key = freshKey();
     await store.run({ scope: 'merchant-a', key, fingerprint: 'f', ttlMs: HOUR }, op(key, { m: 'a' }).fn);

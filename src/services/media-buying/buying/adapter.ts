@@ -2,13 +2,14 @@
  * Ad platforms behind adapters (spec "Media-buy change outcomes", "Errors"): the MCP buying tools send every media buy
  * and change through an {@link AdPlatformAdapter}, which answers with the platform's outcome. The built-in
  * {@link SimulatedAdPlatform} is the default; its outcome faults are set by the operator per storefront or sales agent
- * (`ad_platform_faults`, see `db/buying.ts`), so every row of the outcome table can be reached.
+ * (`ad_platform_faults`, see `db/buying.ts`), so every row of the outcome table can be reached, and a storefront's
+ * product discovery can fail (MCP `get_products`: a failed source).
  *
  * Adapters take the caller's transaction: the simulator reads its faults and settings in it; a real adapter would
  * ignore it and call its platform's API.
  */
-import { and, eq, or } from 'drizzle-orm';
-import type { Executor } from '../../../platform/database.ts';
+import { and, eq, or, sql } from 'drizzle-orm';
+import { type Executor, NamedStatement } from '../../../platform/database.ts';
 import {
   type AdPlatformFaults,
   adPlatformFaults,
@@ -18,6 +19,7 @@ import {
   type SourceRejection,
   salesAgents,
   storefrontBuyingSettings,
+  storefronts,
 } from '../db/schema.ts';
 import { isGap, referenceRate } from './fx.ts';
 
@@ -110,6 +112,17 @@ export interface AdPlatformAdapter {
   ): Promise<CreativeReview[]>;
   /** Today's rate converting one unit of `from` into `to`, or null when the platform has none. */
   fxRate(tx: Executor, scope: PlatformScope, from: string, to: string): Promise<number | null>;
+  /**
+   * The storefronts (public ids) among `storefrontIds` whose platform does not answer product discovery now, each
+   * with the platform's rejection (its own code, passed through). `stateVersion` is the discovery state version read
+   * for the call (`catalog_versions.version`, moved by every change of the catalog and of the simulator's faults): an
+   * adapter whose answer depends on the database only may reuse an answer given for the same version.
+   */
+  discoveryFailures(
+    executor: Executor,
+    storefrontIds: readonly string[],
+    stateVersion: number,
+  ): Promise<Map<string, SourceRejection>>;
   /** What a buy has spent so far (the `delivered` minor units, as the caller counts them). */
   spendToDate(
     tx: Executor,
@@ -151,6 +164,41 @@ const TRANSIENT_REFUSAL: SourceRejection = {
  * need a click URL and an image matching their format's size (`display_WIDTHxHEIGHT`).
  */
 export class SimulatedAdPlatform implements AdPlatformAdapter {
+  /**
+   * The storefronts' `discovery` faults as read at one discovery state version: every write of a fault row moves that
+   * version (a trigger), so an answer for the version a call read is the database's answer for that call, on any
+   * instance.
+   */
+  private discovery: { version: number; failures: Map<string, SourceRejection> } | undefined;
+  private readonly discoveryFaults = new NamedStatement<{ storefrontId: string; rejection: SourceRejection }>(
+    'mb_sim_discovery_faults',
+    sql`select s.public_id as "storefrontId", f.faults->'discovery' as rejection
+      from ${adPlatformFaults} f join ${storefronts} s on s.id = f.scope_id
+      where f.scope_kind = 'storefront' and f.faults ? 'discovery'`,
+  );
+
+  async discoveryFailures(
+    executor: Executor,
+    storefrontIds: readonly string[],
+    stateVersion: number,
+  ): Promise<Map<string, SourceRejection>> {
+    let known = this.discovery;
+    if (known?.version !== stateVersion) {
+      const rows = await this.discoveryFaults.rows(executor);
+      known = {
+        version: stateVersion,
+        failures: new Map(rows.map((r) => [r.storefrontId, r.rejection])),
+      };
+      this.discovery = known;
+    }
+    const failed = new Map<string, SourceRejection>();
+    for (const id of storefrontIds) {
+      const rejection = known.failures.get(id);
+      if (rejection) failed.set(id, rejection);
+    }
+    return failed;
+  }
+
   async capabilities(tx: Executor, scope: PlatformScope): Promise<PlatformCapabilities> {
     const [agent] = await tx
       .select({ capabilities: salesAgents.capabilities })

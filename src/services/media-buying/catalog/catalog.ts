@@ -8,7 +8,7 @@
 import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { getDomain } from 'tldts';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db, Executor } from '../../../platform/database.ts';
+import { type Db, type Executor, NamedStatement } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import {
   type AccountLinkStatus,
@@ -120,6 +120,23 @@ export function platformDomainsOf(hosts: readonly string[], parentDomain: string
   if (parentDomain) out.add(parentDomain.toLowerCase());
   return [...out];
 }
+
+/** {@link Catalog.operatorIdentity}'s statement, built once and run by name on any executor. */
+const operatorIdentityStatement = new NamedStatement<typeof buyerOperatorIdentities.$inferSelect>(
+  'mb_operator_identity',
+  sql`select organization_id as "organizationId", domain, name, updated_at as "updatedAt"
+    from ${buyerOperatorIdentities} where organization_id = ${sql.placeholder('orgId')}`,
+);
+
+/**
+ * The operator domain of Buyer Account `orgId` (placeholder) as a scalar SQL value, for reading it in the same
+ * statement as something else (the idempotency record of an MCP buying tool); checked with
+ * {@link Catalog.checkBuyerSetup}.
+ */
+export const BUYER_SETUP_GUARD = {
+  name: 'mb_operator_domain',
+  value: sql`select domain from ${buyerOperatorIdentities} where organization_id = ${sql.placeholder('orgId')}`,
+};
 
 /** The buying and selling records (module comment). */
 export class Catalog {
@@ -592,12 +609,15 @@ export class Catalog {
       .orderBy(asc(campaigns.id));
   }
 
-  /** The operator identity of a Buyer Account (Buyer Setup step 1), or null. */
-  async operatorIdentity(organizationId: number, executor: Executor = this.db) {
-    const [row] = await executor
-      .select()
-      .from(buyerOperatorIdentities)
-      .where(eq(buyerOperatorIdentities.organizationId, organizationId));
+  /**
+   * The operator identity of a Buyer Account (Buyer Setup step 1), or null. A prepared statement: every buying call
+   * (REST and MCP, replays included) reads it first.
+   */
+  async operatorIdentity(
+    organizationId: number,
+    executor: Executor = this.db,
+  ): Promise<typeof buyerOperatorIdentities.$inferSelect | null> {
+    const [row] = await operatorIdentityStatement.rows(executor, { orgId: organizationId });
     return row ?? null;
   }
 
@@ -615,9 +635,17 @@ export class Catalog {
    */
   async requireBuyerSetup(organizationId: number, executor: Executor = this.db): Promise<string> {
     const identity = await this.operatorIdentity(organizationId, executor);
-    if (!identity) throw buyerSetupRequired('missing_operator_identity');
-    if (this.isPlatformDomain(identity.domain)) throw buyerSetupRequired('platform_operator_not_allowed');
-    return identity.domain;
+    return this.checkBuyerSetup(identity?.domain ?? null);
+  }
+
+  /**
+   * {@link requireBuyerSetup} on an operator domain read already (null: none), e.g. with {@link BUYER_SETUP_GUARD}.
+   * @returns the domain. @throws ApiError 409 `BUYER_SETUP_REQUIRED` as {@link requireBuyerSetup}.
+   */
+  checkBuyerSetup(domain: string | null): string {
+    if (domain === null) throw buyerSetupRequired('missing_operator_identity');
+    if (this.isPlatformDomain(domain)) throw buyerSetupRequired('platform_operator_not_allowed');
+    return domain;
   }
 
   /**

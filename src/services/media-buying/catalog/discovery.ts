@@ -11,21 +11,26 @@
  *   rerun discovery. Part 3 refuses an expired quote id with `FX_QUOTE_EXPIRED`. Expired sessions are pruned hourly.
  * - **Unavailable products**: a product archived, or whose storefront was archived or replaced, after the session
  *   started stays in its place (pages do not shift) with `available: false`; its quotes are not offered (`quotes: []`).
- * - **Kept sessions** (MCP `get_products`, `reuseKept`): a call without a session reuses the newest session of the same
- *   Buyer Account, advertiser and UTC day whose catalog fingerprint (storefronts' id, name, currency, Seller Account,
- *   product ids and pricing options, in session order) equals the live catalog's, so a repeat call only reads; prices stay the quotes
- *   of that UTC day. REST `new` always starts a session.
- * - Paging: `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group. A page
- *   of a kept session is two prepared queries (the session with its advertiser and operator identity; the page).
+ * - **Kept sessions** (MCP `get_products`, `discovery-pages.ts`): a call without a session reuses the newest session of
+ *   the same Buyer Account, advertiser and UTC day whose catalog fingerprint (storefronts' id, name, currency, Seller
+ *   Account, product ids and pricing options, in session order) equals the live catalog's, so a repeat call only
+ *   reads; prices stay the quotes of that UTC day. The live catalog's fingerprint is kept by the database with its
+ *   version (`catalog_versions`: a trigger bumps the version and clears the fingerprint in every transaction that
+ *   writes products, storefronts or a Seller Account's public id); the first call after a change reads the catalog
+ *   once, in the same statement as the version, and stores the fingerprint for that version
+ *   ({@link Discovery.keptOrStarted}). REST `new` always starts a session.
+ * - Paging (REST): `groupOffset`/`groupLimit` over groups, and `productOffset`/`productsPerGroup` inside each group.
+ *   A page of a session is two prepared queries (the session with its advertiser and operator identity; the page).
  */
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, gt, gte, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, isNull, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import {
   advertisers,
   buyerOperatorIdentities,
+  catalogVersions,
   type DiscoveryQuoteOption,
   discoveryQuotes,
   discoverySessions,
@@ -67,7 +72,6 @@ export function utcDay(at: Date): string {
 export class Discovery {
   private readonly sessionQuery;
   private readonly pageQuery;
-
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -123,12 +127,7 @@ export class Discovery {
    * @throws ApiError 409 `BUYER_SETUP_REQUIRED`; 404 for an unknown session or advertiser; 409 `CONFLICT`
    *   (`discovery_expired`); 422 when `advertiserId` is not the session's.
    */
-  async discover(
-    organizationId: number,
-    discoveryId: string,
-    input: DiscoverInput,
-    options: { reuseKept?: boolean } = {},
-  ) {
+  async discover(organizationId: number, discoveryId: string, input: DiscoverInput) {
     const now = this.clock.now();
     let session: typeof discoverySessions.$inferSelect;
     let advertiserPublicId = input.advertiserId;
@@ -136,25 +135,8 @@ export class Discovery {
       await this.catalog.requireBuyerSetup(organizationId);
       const advertiser = await this.catalog.advertiser(organizationId, input.advertiserId);
       advertiserPublicId = advertiser.publicId;
-      const catalog = await this.liveCatalog();
-      const fingerprint = fingerprintOf(catalog);
-      const [kept] = options.reuseKept
-        ? await this.db
-            .select()
-            .from(discoverySessions)
-            .where(
-              and(
-                eq(discoverySessions.organizationId, organizationId),
-                eq(discoverySessions.advertiserId, advertiser.id),
-                eq(discoverySessions.quoteDay, utcDay(now)),
-                gt(discoverySessions.expiresAt, now),
-                eq(discoverySessions.catalogFingerprint, fingerprint),
-              ),
-            )
-            .orderBy(desc(discoverySessions.id))
-            .limit(1)
-        : [];
-      session = kept ?? (await this.start(organizationId, advertiser.id, now, catalog, fingerprint));
+      const { rows, fingerprint } = await this.catalogNow();
+      session = await this.start(organizationId, advertiser.id, now, rows, fingerprint);
     } else {
       // An unknown or another account's session is 404 before anything else (its existence never leaks).
       const [found] = await this.sessionQuery.execute({ id: discoveryId, orgId: organizationId });
@@ -236,16 +218,72 @@ export class Discovery {
     return deleted.length;
   }
 
-  /** The active catalog now, in session order (at most {@link MAX_DISCOVERY_PRODUCTS} products). */
-  private liveCatalog() {
-    return this.db
-      .select({ product: products, storefront: storefronts, sellerAccountId: organizations.publicId })
+  /**
+   * The kept session of an advertiser for today (UTC, `now`) built from the live catalog, read now (module comment,
+   * "Kept sessions"): the newest of its fingerprint, or a new one started from it. `version` is the catalog version
+   * read with it.
+   */
+  async keptOrStarted(organizationId: number, advertiserId: number, now: Date) {
+    const live = await this.catalogNow();
+    const session =
+      (await this.keptOf(organizationId, advertiserId, now, live.fingerprint)) ??
+      (await this.start(organizationId, advertiserId, now, live.rows, live.fingerprint));
+    return { session, version: live.version };
+  }
+
+  /** The newest kept session of an advertiser for today (UTC, `now`) built from a catalog of `fingerprint`. */
+  private async keptOf(organizationId: number, advertiserId: number, now: Date, fingerprint: string) {
+    const [kept] = await this.db
+      .select()
+      .from(discoverySessions)
+      .where(
+        and(
+          eq(discoverySessions.organizationId, organizationId),
+          eq(discoverySessions.advertiserId, advertiserId),
+          eq(discoverySessions.quoteDay, utcDay(now)),
+          gt(discoverySessions.expiresAt, now),
+          eq(discoverySessions.catalogFingerprint, fingerprint),
+        ),
+      )
+      .orderBy(desc(discoverySessions.id))
+      .limit(1);
+    return kept;
+  }
+
+  /**
+   * The active catalog now, in session order (at most {@link MAX_DISCOVERY_PRODUCTS} products), with its version read
+   * in the same statement (one snapshot) and its fingerprint, which is stored for that version when none is yet (the
+   * update applies only while the version is unchanged, so a fingerprint is never stored for another catalog).
+   */
+  private async catalogNow() {
+    const rows = await this.db
+      .select({
+        product: products,
+        storefront: storefronts,
+        sellerAccountId: organizations.publicId,
+        version: sql<number>`(select version from ${catalogVersions} where id = 1)`.mapWith(Number),
+      })
       .from(products)
       .innerJoin(storefronts, eq(storefronts.id, products.storefrontId))
       .innerJoin(organizations, eq(organizations.id, storefronts.organizationId))
       .where(and(eq(products.status, 'active'), eq(storefronts.status, 'active')))
       .orderBy(asc(storefronts.id), asc(products.id))
       .limit(MAX_DISCOVERY_PRODUCTS);
+    const fingerprint = fingerprintOf(rows);
+    const version = rows[0]?.version ?? 0;
+    // An empty catalog carries no version (no row): nothing is stored; the next call reads it again, cheaply.
+    if (rows.length > 0)
+      await this.db
+        .update(catalogVersions)
+        .set({ fingerprint })
+        .where(
+          and(
+            eq(catalogVersions.id, 1),
+            eq(catalogVersions.version, version),
+            isNull(catalogVersions.fingerprint),
+          ),
+        );
+    return { rows, fingerprint, version };
   }
 
   /**
@@ -256,7 +294,7 @@ export class Discovery {
     organizationId: number,
     advertiserId: number,
     now: Date,
-    rows: Awaited<ReturnType<Discovery['liveCatalog']>>,
+    rows: Awaited<ReturnType<Discovery['catalogNow']>>['rows'],
     fingerprint: string,
   ) {
     const groups: DiscoveryGroup[] = [];

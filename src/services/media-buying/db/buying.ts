@@ -35,14 +35,17 @@ export interface SourceRejection {
 /**
  * The faults of one scope (every field optional; an empty object is no fault). `create` / `update`: the outcome of
  * the next creates / updates (each stays until the operator clears it). `rejectCreate`: the platform refuses creates
- * with its own code. `creativeRejections`: per buyer creative id, the platform's `X_PLATFORM_CREATIVE_*` code.
- * `fxRateGaps`: currency pairs (`USD/EUR`, either order) with no rate. `unresolvedSpend`: the platform reports spend
- * without a currency.
+ * with its own code. `discovery` (a storefront's only): the platform does not answer product discovery, with this
+ * rejection (MCP `get_products` shows the storefront as a failed source). `creativeRejections`: per buyer creative id,
+ * the platform's `X_PLATFORM_CREATIVE_*` code. `fxRateGaps`: currency pairs (`USD/EUR`, either order) with no rate.
+ * `unresolvedSpend`: the platform reports spend without a currency. Every write of these rows moves the catalog
+ * version (`catalog_versions`, by a trigger), which product discovery reads.
  */
 export interface AdPlatformFaults {
   create?: MutationFault;
   update?: MutationFault;
   rejectCreate?: SourceRejection;
+  discovery?: SourceRejection;
   creativeRejections?: { creativeId: string; code: string; message: string }[];
   fxRateGaps?: string[];
   unresolvedSpend?: boolean;

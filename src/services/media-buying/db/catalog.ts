@@ -10,9 +10,11 @@
  * handle on the `media_buying` Postgres schema (the same schema as `schema.ts`, which re-exports this file), so the
  * two files can be loaded in either order.
  */
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  check,
   date,
   index,
   integer,
@@ -510,7 +512,31 @@ export const discoverySessions = mediaBuying.table(
   (t) => [
     index('discovery_sessions_org_idx').on(t.organizationId, t.expiresAt),
     index('discovery_sessions_expires_idx').on(t.expiresAt),
+    index('discovery_sessions_kept_idx').on(t.advertiserId, t.quoteDay),
   ],
+);
+
+/**
+ * The catalog version: one row (`id` 1) that the database itself keeps current. A deferred constraint trigger on
+ * `products`, `storefronts`, a change of an organization's `public_id` and the ad-platform simulator's faults
+ * (`ad_platform_faults`; migration `0012_catalog_version_triggers`) bumps `version` once per writing transaction, at
+ * its commit, so any such write by any instance or tool moves it, in the same transaction as the write; a catalog write
+ * also clears `fingerprint`. `fingerprint` is the discovery fingerprint of the catalog (`Discovery`, "Kept sessions"):
+ * null until the first reader after a catalog change computes it from the catalog read in the same statement as
+ * `version`, and stores it only while `version` is unchanged. MCP `get_products` reads this row instead of the whole
+ * catalog on every call; per-instance caches of discovery pages and of the simulator's discovery faults are keyed by
+ * `version`.
+ */
+export const catalogVersions = mediaBuying.table(
+  'catalog_versions',
+  {
+    id: integer('id').primaryKey().default(1),
+    version: bigint('version', { mode: 'number' }).notNull().default(0),
+    fingerprint: text('fingerprint'),
+    /** The transaction (`txid_current()`) that bumped `version` last: a transaction bumps it once. */
+    bumpedBy: bigint('bumped_by', { mode: 'number' }),
+  },
+  (t) => [check('catalog_versions_one_row', sql`${t.id} = 1`)],
 );
 
 /** A quote as fixed when a discovery session starts: one pricing option's price, in decimal major units. */

@@ -168,6 +168,12 @@ export interface McpTool {
   inputSchema: Record<string, unknown>;
   /** True for tools that change state (they require `idempotency_key`). */
   mutating: boolean;
+  /**
+   * Refused while the caller has Terms of Service to accept (`TOS_ACCEPTANCE_REQUIRED`), like a REST mutation. Every
+   * mutating tool is; a tool whose REST counterpart is a `POST` (`get_products`: discover-products, which may start a
+   * discovery session) sets it too, so MCP and REST agree.
+   */
+  requiresTerms?: boolean;
   /** @returns the AdCP response object. @throws AdcpError, ApiError. */
   handler(ctx: McpToolContext, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }

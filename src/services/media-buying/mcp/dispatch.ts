@@ -2,7 +2,7 @@
  * Tool dispatch of the MCP endpoints (spec "MCP", "Errors", "Versioning"): `tools/list` per endpoint audience, and
  * `tools/call`: the AdCP version is negotiated ({@link negotiateAdcpVersion}; a cross-major call is
  * `VERSION_UNSUPPORTED` whatever its shape), the arguments are validated against the tool's `inputSchema` (JSON
- * Schema 2020-12, Ajv, every issue listed), a mutating tool is refused while the caller
+ * Schema 2020-12, Ajv, every issue listed), a mutating tool (or one that `requiresTerms`) is refused while the caller
  * has Terms of Service to accept, then the handler runs. Results and failures are rendered as the contract says:
  *
  * - success: `structuredContent` = the AdCP response (with AdCP's protocol envelope `status: 'completed'` unless the
@@ -54,11 +54,13 @@ export function pointerToField(pointer: string): string {
   return out;
 }
 
-/** The AdCP issues of Ajv's errors: `required` points at the missing property itself. */
+/** The AdCP issues of Ajv's errors: `required` and `dependentRequired` point at the missing property itself. */
 function issuesOf(errors: ErrorObject[]): AdcpIssue[] {
   return errors.map((e) => {
     const missing =
-      e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+      e.keyword === 'required' || e.keyword === 'dependentRequired'
+        ? (e.params as { missingProperty?: string }).missingProperty
+        : undefined;
     const extra =
       e.keyword === 'additionalProperties'
         ? (e.params as { additionalProperty?: string }).additionalProperty
@@ -183,7 +185,7 @@ export class McpDispatcher {
           issues,
         });
       }
-      if (compiled.tool.mutating && ctx.caller.outstandingTerms !== null)
+      if ((compiled.tool.mutating || compiled.tool.requiresTerms) && ctx.caller.outstandingTerms !== null)
         throw new AdcpError({
           code: MediaBuyingCode.tosAcceptanceRequired,
           message: `Accept the latest Terms of Service (version ${ctx.caller.outstandingTerms}) before making changes.`,

@@ -14,6 +14,8 @@
  *
  * Built on the platform's {@link IdempotencyStore} (PostgreSQL `platform.idempotency_keys`): the tool runs in the same
  * transaction as the key's row, so a kept answer and its effects commit together and a released one leaves nothing.
+ * A call opens its key first ({@link McpIdempotency.open}): the key's record and the Buyer Account's operator domain
+ * (Buyer Setup) in one statement, so a replay reads nothing else.
  * Keys are scoped per principal (the organization and the user, or the credential when there is no user), per
  * endpoint (each storefront is a seller of its own) and per tool. The fingerprint is SHA-256 of the RFC 8785
  * canonical JSON (`canonicalize`) of the arguments without `idempotency_key` (and without the version envelope, which
@@ -29,7 +31,12 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Tx } from '../../../platform/database.ts';
 import { ApiError } from '../../../platform/errors.ts';
-import { IdempotencyConflictError, type IdempotencyStore } from '../../../platform/idempotency.ts';
+import {
+  IdempotencyConflictError,
+  type IdempotencyStore,
+  type IdempotentOutcome,
+} from '../../../platform/idempotency.ts';
+import { BUYER_SETUP_GUARD } from '../catalog/index.ts';
 import { AdcpError, type AdcpErrorBody, type McpToolContext } from './contract.ts';
 
 /** How long a stored answer replays: 24 hours (AdCP `replay_ttl_seconds`, 3,600-604,800). */
@@ -78,33 +85,71 @@ function conflict(): AdcpError {
   });
 }
 
+/** The platform store's parameters of a call's key. */
+interface KeyParams {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  ttlMs: number;
+}
+
+/** The key of a call: its scope, the key, the arguments' fingerprint and how long its answer replays. */
+function keyParams(ctx: McpToolContext, tool: string, args: Record<string, unknown>): KeyParams {
+  return {
+    scope: idempotencyScope(ctx, tool),
+    key: String(args.idempotency_key),
+    fingerprint: argumentsFingerprint(args),
+    ttlMs: REPLAY_TTL_SECONDS * 1000,
+  };
+}
+
+/** A call's key read with its Buyer Account's operator domain ({@link McpIdempotency.open}). */
+export interface OpenedKey {
+  /** The operator domain (Buyer Setup step 1) read with the key; null when there is none. */
+  operatorDomain: string | null;
+  /**
+   * Runs `operation` once per (scope, key, fingerprint) and answers with its result, marked `replayed` (true on a
+   * replay, false on a fresh run); a replay is decided from the record read by {@link McpIdempotency.open}.
+   * @throws AdcpError `IDEMPOTENCY_CONFLICT`, `IDEMPOTENCY_IN_FLIGHT`; the operation's AdcpError (kept ones are
+   *   replayed with `details.replayed: true`); anything else the operation throws (nothing is kept).
+   */
+  run(operation: (tx: Tx) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>>;
+}
+
 /** Runs mutating tools under their idempotency keys (module comment). */
 export class McpIdempotency {
   constructor(private readonly store: IdempotencyStore) {}
 
   /**
-   * Runs `operation` once per (scope, key, fingerprint) and answers with its result, marked `replayed` (true on a
-   * replay, false on a fresh run).
-   * @throws AdcpError `IDEMPOTENCY_CONFLICT`; the operation's AdcpError (kept ones are replayed with
-   *   `details.replayed: true`); anything else the operation throws (nothing is kept).
+   * Reads the key of a call of a buying tool of Buyer Account `organizationId` together with the Account's operator
+   * domain (Buyer Setup step 1, {@link BUYER_SETUP_GUARD}), in one statement (a replay needs no other): the tool checks
+   * Buyer Setup, then runs under the key with {@link OpenedKey.run}.
    */
-  async run(
+  async open(
     ctx: McpToolContext,
     tool: string,
     args: Record<string, unknown>,
+    organizationId: number,
+  ): Promise<OpenedKey> {
+    const params = keyParams(ctx, tool, args);
+    const peek = await this.store.peek<string>(params, BUYER_SETUP_GUARD, { orgId: organizationId });
+    return {
+      operatorDomain: peek.guard,
+      run: (operation) => this.decide(tool, params, async () => peek.recorded(), operation),
+    };
+  }
+
+  /** {@link OpenedKey.run} with the replay `recorded` decides. */
+  private async decide(
+    tool: string,
+    params: KeyParams,
+    recorded: () => Promise<IdempotentOutcome | undefined>,
     operation: (tx: Tx) => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
-    const key = String(args.idempotency_key);
-    const params = {
-      scope: idempotencyScope(ctx, tool),
-      key,
-      fingerprint: argumentsFingerprint(args),
-      ttlMs: REPLAY_TTL_SECONDS * 1000,
-    };
-    let outcome: Awaited<ReturnType<IdempotencyStore['run']>>;
+    let outcome: IdempotentOutcome;
     try {
       outcome =
-        (await this.store.recorded(params)) ??
+        (await recorded()) ??
         (await this.store.run(params, async (tx) => {
           try {
             return { status: 200, body: await operation(tx) };

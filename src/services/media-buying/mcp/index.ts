@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/database.ts';
 import type { AppLogger } from '../../../platform/logger.ts';
-import type { BuyerLists, Discovery } from '../catalog/index.ts';
+import type { BuyerLists } from '../catalog/index.ts';
 import type { MediaBuyingCredentials } from '../credentials/index.ts';
 import { storefronts } from '../db/schema.ts';
 import { McpDispatcher } from './dispatch.ts';
@@ -38,7 +38,6 @@ export function createMcp(
     db: Db;
     clock: Clock;
     credentials: MediaBuyingCredentials;
-    discovery: Discovery;
     lists: BuyerLists;
     publicUrl: () => string;
     logger?: AppLogger;

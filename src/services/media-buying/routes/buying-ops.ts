@@ -16,30 +16,31 @@ import {
   storefrontBuyingSettings,
   storefronts,
 } from '../db/schema.ts';
-import { notFound } from '../media-buying-errors.ts';
+import { notFound, semanticValidation } from '../media-buying-errors.ts';
 import { ErrorEnvelope } from '../media-buying-schemas.ts';
 import { PublicId } from './catalog-schemas.ts';
 import type { MediaBuyingRouteContext } from './context.ts';
 
 const ops = { tags: ['operator'], security: [{ operatorToken: [] }] };
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope };
+const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope, 422: ErrorEnvelope };
 const Code = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$' });
 const Message = Type.String({ minLength: 1, maxLength: 500 });
+
+const Rejection = Type.Object(
+  {
+    code: Code,
+    message: Message,
+    recovery: StringEnum(['transient', 'correctable', 'terminal'] as const),
+  },
+  { additionalProperties: false },
+);
 
 const Faults = Type.Object(
   {
     create: Type.Optional(StringEnum(MUTATION_FAULTS)),
     update: Type.Optional(StringEnum(MUTATION_FAULTS)),
-    rejectCreate: Type.Optional(
-      Type.Object(
-        {
-          code: Code,
-          message: Message,
-          recovery: StringEnum(['transient', 'correctable', 'terminal'] as const),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    rejectCreate: Type.Optional(Rejection),
+    discovery: Type.Optional(Rejection),
     creativeRejections: Type.Optional(
       Type.Array(
         Type.Object(
@@ -115,6 +116,14 @@ export function registerBuyingOpsRoutes(
     },
     async (request) => {
       const id = await scopeId(request.params.scope, request.params.id);
+      if (request.params.scope === 'sales_agent' && request.body.discovery)
+        throw semanticValidation([
+          {
+            field: 'discovery',
+            location: 'body',
+            message: "is a storefront's fault: product discovery answers per storefront",
+          },
+        ]);
       const now = clock.now();
       await db
         .insert(adPlatformFaults)

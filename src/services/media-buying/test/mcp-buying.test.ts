@@ -14,6 +14,7 @@ import type { ServiceContext } from '../../../platform/service.ts';
 import { convertMinor } from '../catalog/index.ts';
 import {
   advertiserAccounts,
+  buyerOperatorIdentities,
   campaigns,
   creatives,
   deliveryMetrics,
@@ -992,6 +993,35 @@ describe('MCP buying tools (issue 18)', () => {
     const seller = await contextsOf(svc, h.platform.credentials('media-buying').sellerApiKey as string);
     const denied = adcpError(await call(seller.storefront(demoSf), 'create_media_buy', createArgs()));
     assert.deepEqual([denied.code, denied.recovery], ['PERMISSION_DENIED', 'terminal']);
+    // Buyer Setup is checked before a replay too (it is read with the key, in one statement).
+    const args = createArgs();
+    assert.notEqual((await call(at(demoSf), 'create_media_buy', args)).isError, true);
+    const identity = async (domain: string) =>
+      assert.equal(
+        (
+          await ops('PUT', `/_ops/organizations/${h.demo.organizationId}/operator-identity`, {
+            domain,
+            name: 'Demo Buyer',
+          })
+        ).statusCode,
+        200,
+      );
+    const [own] = await svc.db
+      .select()
+      .from(buyerOperatorIdentities)
+      .innerJoin(organizations, eq(organizations.id, buyerOperatorIdentities.organizationId))
+      .where(eq(organizations.publicId, h.demo.organizationId));
+    await identity('app.media-buying.test');
+    try {
+      const refused = adcpError(await call(at(demoSf), 'create_media_buy', args));
+      assert.deepEqual(
+        [refused.code, refused.details?.reason],
+        ['BUYER_SETUP_REQUIRED', 'platform_operator_not_allowed'],
+      );
+    } finally {
+      await identity(own!.buyer_operator_identities.domain);
+    }
+    assert.equal(ok(await call(at(demoSf), 'create_media_buy', args)).replayed, true);
   });
 
   test('an activation-sandbox credential is refused: UNBOUND_FREE_SPEND_PROHIBITED on buys, UNBOUND_FREE_WRITE_PROHIBITED otherwise', async () => {

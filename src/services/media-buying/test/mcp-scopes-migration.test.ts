@@ -21,15 +21,15 @@ const MIGRATION = '_mcp_credential_scopes';
 describe('media buying: migration of MCP connections to adcp:read / adcp:write', () => {
   let database: TestDatabase;
   let opened: Database;
-  let before0009: string;
+  let beforeMigration: string;
 
   before(async () => {
     database = await createTestDatabase();
     opened = openDatabase(database.url, { max: 2 });
     // The committed migrations up to the one under test.
-    before0009 = await fs.mkdtemp(path.join(os.tmpdir(), 'mb-migrations-'));
-    await fs.cp(FOLDER, before0009, { recursive: true });
-    const journalPath = path.join(before0009, 'meta', '_journal.json');
+    beforeMigration = await fs.mkdtemp(path.join(os.tmpdir(), 'mb-migrations-'));
+    await fs.cp(FOLDER, beforeMigration, { recursive: true });
+    const journalPath = path.join(beforeMigration, 'meta', '_journal.json');
     const journal = JSON.parse(await fs.readFile(journalPath, 'utf8')) as { entries: { tag: string }[] };
     const at = journal.entries.findIndex((e) => e.tag.endsWith(MIGRATION));
     assert.ok(at > 0, `*${MIGRATION} is in the journal`);
@@ -39,11 +39,11 @@ describe('media buying: migration of MCP connections to adcp:read / adcp:write',
   after(async () => {
     await opened?.close();
     await database?.drop();
-    if (before0009) await fs.rm(before0009, { recursive: true, force: true });
+    if (beforeMigration) await fs.rm(beforeMigration, { recursive: true, force: true });
   });
 
   test('legacy grants, codes and credentials get the new scopes', async () => {
-    await runMigrations(opened.pool, [{ schema: SCHEMA, folder: before0009 }]);
+    await runMigrations(opened.pool, [{ schema: SCHEMA, folder: beforeMigration }]);
     const q = (text: string, values: unknown[] = []) => opened.pool.query(text, values);
     const now = new Date();
     const org = await q(

@@ -155,19 +155,23 @@ describe('media buying part 3: the MCP endpoints', () => {
       }[];
       assert.ok(products.length >= 3);
       assert.ok(products.every((p) => /^dqt_[0-9a-f]{32}$/.test(p.ext.quote_id)));
-      const perSource = (result.structuredContent.ext as { per_source: { source: string; status: string }[] })
-        .per_source;
+      const perSource = (
+        result.structuredContent.ext as { per_source: { source_id: string; status: string }[] }
+      ).per_source;
       assert.ok(perSource.length >= 2, 'one entry per storefront source');
       assert.deepEqual(
         new Set(products.map((p) => p.ext.storefront_id)),
-        new Set(perSource.filter((s) => s.status === 'ok').map((s) => s.source)),
+        new Set(perSource.filter((s) => s.status === 'ok').map((s) => s.source_id)),
       );
     }
   });
 
   test('a storefront endpoint serves that storefront only; an unknown or archived storefront is 404', async () => {
     const { client } = await connect(`/mcp/v3/storefronts/${storefrontId}`, h.demo.apiKey, STATELESS);
-    const result = await call(client, 'get_products', { buying_mode: 'brief' });
+    const result = await call(client, 'get_products', {
+      buying_mode: 'brief',
+      brief: 'any display or video',
+    });
     const products = result.structuredContent.products as { ext: { storefront_id: string } }[];
     assert.ok(products.length > 0);
     assert.ok(products.every((p) => p.ext.storefront_id === storefrontId));
@@ -588,6 +592,7 @@ describe('media buying part 3: the MCP endpoints', () => {
     notFound(
       await call(sf.client, 'get_products', {
         buying_mode: 'brief',
+        brief: 'any display or video',
         account: { account_id: link!.publicId },
       }),
     );
@@ -597,6 +602,7 @@ describe('media buying part 3: the MCP endpoints', () => {
     const buyer = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
     const ok = await call(buyer.client, 'get_products', {
       buying_mode: 'brief',
+      brief: 'any display or video',
       account: { account_id: link!.publicId },
     });
     assert.equal(ok.isError, undefined, JSON.stringify(ok.structuredContent));
@@ -657,7 +663,7 @@ describe('media buying part 3: the MCP endpoints', () => {
       ],
     };
     const args: Record<string, Record<string, unknown>> = {
-      get_products: { buying_mode: 'brief', pagination: { max_results: 2 } },
+      get_products: { buying_mode: 'brief', brief: 'any display or video', pagination: { max_results: 2 } },
       get_media_buys: { media_buy_ids: [h.demo.mediaBuyId] },
       get_media_buy_delivery: { media_buy_ids: [h.demo.mediaBuyId] },
     };
@@ -679,11 +685,13 @@ describe('media buying part 3: the MCP endpoints', () => {
     const { client } = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
     const first = await call(client, 'get_products', {
       buying_mode: 'brief',
+      brief: 'any display or video',
       pagination: { max_results: 2 },
     });
     const cursor = (first.structuredContent.pagination as { cursor: string }).cursor;
     const second = await call(client, 'get_products', {
       buying_mode: 'brief',
+      brief: 'any display or video',
       pagination: { max_results: 2, cursor },
     });
     const ids = (r: ToolResult) =>
@@ -744,7 +752,7 @@ describe('media buying part 3: the MCP endpoints', () => {
   test('get_products reuses the kept discovery session of the advertiser and UTC day while the catalog is unchanged', async () => {
     const { client } = await connect('/mcp/v3', h.demo.apiKey, STATELESS);
     const discovery = async () => {
-      const r = await call(client, 'get_products', { buying_mode: 'brief' });
+      const r = await call(client, 'get_products', { buying_mode: 'brief', brief: 'any display or video' });
       assert.equal(r.isError, undefined, JSON.stringify(r.structuredContent));
       const ext = r.structuredContent.ext as { discovery_id: string; priced_for_day: string };
       const quotes = (r.structuredContent.products as { ext: { quote_id: string } }[]).map(

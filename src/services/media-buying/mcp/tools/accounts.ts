@@ -62,7 +62,7 @@ function decodeCursor(cursor: string): number {
 
 /** The account tools (module comment). */
 export function createAccountTools(deps: AccountToolDeps): McpTool[] {
-  const { db, catalog, idempotency } = deps;
+  const { db, catalog } = deps;
 
   /** One provisioning entry of `sync_accounts`: its result item (module comment). */
   const syncEntry = async (
@@ -177,9 +177,9 @@ export function createAccountTools(deps: AccountToolDeps): McpTool[] {
             recovery: 'correctable',
             field: flag,
           });
-      const acting = await requireBuyerWriter(ctx, catalog, false);
+      const { acting, key } = await requireBuyerWriter(ctx, deps, false, 'sync_accounts', raw);
       const storefront = ctx.storefront!;
-      return idempotency.run(ctx, 'sync_accounts', raw, (tx) =>
+      return key.run((tx) =>
         adcp(async () => {
           const operator = await catalog.requireBuyerSetup(acting.organizationId, tx);
           const results: Record<string, unknown>[] = [];

@@ -22,7 +22,7 @@ import { type Acting, type Catalog, CURRENCIES, fromMinor } from '../../catalog/
 import { allows, type Caller } from '../../credentials/index.ts';
 import { sandboxDenied, termsAcceptanceRequired } from '../../media-buying-errors.ts';
 import { AdcpError, type AdcpErrorBody, type McpTool, type McpToolContext } from '../contract.ts';
-import type { McpIdempotency } from '../idempotency.ts';
+import type { McpIdempotency, OpenedKey } from '../idempotency.ts';
 
 /** What the buying tools need. */
 export interface BuyingToolDeps {
@@ -72,14 +72,18 @@ export function actingOf(caller: Caller): Acting {
  * The rules every mutating buying tool applies to its caller: the activation sandbox is refused
  * (`UNBOUND_FREE_SPEND_PROHIBITED` for spend, else `UNBOUND_FREE_WRITE_PROHIBITED`), the caller must have buyer write
  * access in a Buyer Account (`PERMISSION_DENIED`), accepted terms (`TOS_ACCEPTANCE_REQUIRED`) and Buyer Setup step 1
- * (`BUYER_SETUP_REQUIRED`).
+ * (`BUYER_SETUP_REQUIRED`). The operator identity of Buyer Setup is read with the call's `idempotency_key` in one
+ * statement ({@link McpIdempotency.open}): a replay is that statement alone.
+ * @returns who acts, and the call's key to run the tool under.
  * @throws AdcpError.
  */
 export async function requireBuyerWriter(
   ctx: McpToolContext,
-  catalog: Catalog,
+  deps: { catalog: Catalog; idempotency: McpIdempotency },
   spend: boolean,
-): Promise<Acting> {
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ acting: Acting; key: OpenedKey }> {
   const { caller } = ctx;
   if (caller.sandbox)
     throw toAdcp(sandboxDenied(spend ? 'spend' : 'write', caller.sandbox.state, 'mcp_tool'));
@@ -90,10 +94,13 @@ export async function requireBuyerWriter(
       recovery: 'terminal',
     });
   if (caller.outstandingTerms !== null) throw toAdcp(termsAcceptanceRequired(caller.outstandingTerms));
-  await catalog.requireBuyerSetup(caller.organization.id).catch((e: unknown) => {
+  const key = await deps.idempotency.open(ctx, tool, args, caller.organization.id);
+  try {
+    deps.catalog.checkBuyerSetup(key.operatorDomain);
+  } catch (e) {
     throw toAdcp(e);
-  });
-  return actingOf(caller);
+  }
+  return { acting: actingOf(caller), key };
 }
 
 /** The contract's AdcpError of a buying refusal or a REST error (with buyer reasons); anything else unchanged. */
@@ -193,7 +200,7 @@ function accountView(account: {
 
 /** The buying tools (module comment). */
 export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
-  const { catalog, desk, idempotency } = deps;
+  const { desk } = deps;
 
   const createOne = async (
     tx: Tx,
@@ -355,8 +362,8 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
     },
     async handler(ctx, raw) {
       const args = raw as unknown as CreateArgs;
-      const acting = await requireBuyerWriter(ctx, catalog, true);
-      return idempotency.run(ctx, 'create_media_buy', raw, (tx) =>
+      const { acting, key } = await requireBuyerWriter(ctx, deps, true, 'create_media_buy', raw);
+      return key.run((tx) =>
         adcp(async () => {
           // total_budget is the whole request's: checked once over every package, before the split per source.
           if (args.total_budget) {
@@ -407,7 +414,7 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
       },
     },
     async handler(ctx, raw) {
-      const acting = await requireBuyerWriter(ctx, catalog, true);
+      const { acting, key } = await requireBuyerWriter(ctx, deps, true, 'update_media_buy', raw);
       const args = raw as {
         account: { account_id?: string };
         media_buy_id: string;
@@ -428,7 +435,7 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
               field,
             }),
           );
-      return idempotency.run(ctx, 'update_media_buy', raw, (tx) =>
+      return key.run((tx) =>
         adcp(async () => {
           const { buy, currency } = await desk.update(tx, acting, ctx.storefront?.id ?? null, {
             mediaBuyId: args.media_buy_id,
@@ -493,7 +500,7 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
       },
     },
     async handler(ctx, raw) {
-      const acting = await requireBuyerWriter(ctx, catalog, false);
+      const { acting, key } = await requireBuyerWriter(ctx, deps, false, 'sync_creatives', raw);
       const args = raw as {
         account: { account_id?: string; brand?: { brand_id?: string } };
         delete_missing?: boolean;
@@ -515,7 +522,7 @@ export function createBuyingTools(deps: BuyingToolDeps): McpTool[] {
           });
         ids.add(c.creative_id);
       }
-      return idempotency.run(ctx, 'sync_creatives', raw, (tx) =>
+      return key.run((tx) =>
         adcp(async () => ({
           status: 'completed',
           creatives: await deps.creatives.sync(tx, acting, {

@@ -5,12 +5,7 @@
  * - `get_adcp_capabilities`: protocols, AdCP versions, idempotency, and the seller's declared features (pricing models
  *   of its active products, its sales agents' `update_media_buy` capabilities) of the storefront, or of every active
  *   storefront on the buyer endpoint.
- * - `get_products`: part 2's Discovery (a discovery session with quotes fixed for the UTC day, reused by later calls
- *   of the same advertiser and UTC day while the catalog is unchanged), products of the
- *   storefront or of every active storefront, in AdCP's product shape; each product's `ext` carries its `quote_id`,
- *   `priced_for_day` and `expires_at` (where REST discover-products puts `quoteId`). Paged with AdCP `pagination`
- *   (the cursor names the discovery session, so pages never shift within the UTC day). On `/mcp/v3` the answer's
- *   `ext.per_source[]` lists each storefront (source) with its status and product count.
+ * - `get_products`: part 2's Discovery in AdCP's product shape (`products.ts`).
  * - `list_creative_formats`: the formats the storefront's (or every active storefront's) active products accept.
  * - `list_creatives`, `get_media_buys`, `get_media_buy_delivery`: the Buyer Account's creatives, media buys (on a
  *   storefront endpoint, those placed with that storefront) and their delivery (part 2's daily metrics, which move as
@@ -23,9 +18,7 @@
 import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../../../platform/clock.ts';
 import type { Db } from '../../../../platform/database.ts';
-import { type Discovery, fromMinor } from '../../catalog/index.ts';
-
-import { allows } from '../../credentials/index.ts';
+import { fromMinor } from '../../catalog/index.ts';
 import {
   advertiserAccounts,
   advertisers,
@@ -40,12 +33,24 @@ import {
 } from '../../db/schema.ts';
 import { AdcpError, type McpTool, type McpToolContext } from '../contract.ts';
 import { SUPPORTED_ADCP_MAJORS, SUPPORTED_ADCP_VERSIONS } from '../versions.ts';
+import { getProductsTool, type ProductsToolDeps } from './products.ts';
+import {
+  ACCOUNT,
+  accountNotFound,
+  argsSchema,
+  buyerOf,
+  DATE,
+  echo,
+  ID_LIST,
+  PAGINATION,
+  pageOf,
+  pagination,
+} from './shared.ts';
 
 /** What the read tools read through. */
-export interface ReadToolDeps {
+export interface ReadToolDeps extends ProductsToolDeps {
   db: Db;
   clock: Clock;
-  discovery: Discovery;
 }
 
 /**
@@ -53,132 +58,6 @@ export interface ReadToolDeps {
  * buying tools' idempotency layer must keep keys at least this long.
  */
 export const IDEMPOTENCY_REPLAY_TTL_SECONDS = 86_400;
-
-/** Largest page of the paged tools (AdCP `pagination.max_results`). */
-const MAX_RESULTS = 100;
-const DEFAULT_RESULTS = 50;
-
-/** The JSON Schema pieces every tool's arguments share (AdCP version envelope, context, ext). */
-const ENVELOPE = {
-  adcp_version: { type: 'string', maxLength: 32 },
-  adcp_major_version: { type: 'integer', minimum: 1, maximum: 99 },
-  context: { type: 'object' },
-  ext: { type: 'object' },
-} as const;
-const PAGINATION = {
-  type: 'object',
-  properties: {
-    max_results: { type: 'integer', minimum: 1, maximum: MAX_RESULTS },
-    cursor: { type: 'string', maxLength: 200 },
-  },
-} as const;
-const ID_LIST = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 } as const;
-/** A calendar date (RFC 3339 `full-date`: ajv-formats' full mode checks the days of each month). */
-const DATE = { type: 'string', format: 'date' } as const;
-const ACCOUNT = {
-  type: 'object',
-  properties: { account_id: { type: 'string', maxLength: 64 } },
-} as const;
-
-/** The schema of a tool's arguments: the envelope plus `properties`, unknown AdCP fields allowed (and ignored). */
-function argsSchema(properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> {
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    type: 'object',
-    properties: { ...ENVELOPE, ...properties },
-    required,
-  };
-}
-
-/** `context` echoed back (AdCP: responses carry the request's `context` unchanged). */
-function echo(args: Record<string, unknown>): Record<string, unknown> {
-  return args.context === undefined ? {} : { context: args.context };
-}
-
-/**
- * The Buyer Account of a buyer tool's caller.
- * @throws AdcpError `PERMISSION_DENIED` (`terminal`) for a caller not in a Buyer Account or without buyer read access.
- */
-function buyerOf(ctx: McpToolContext): number {
-  const org = ctx.caller.organization;
-  if (org?.kind !== 'buyer' || !allows(ctx.caller.access, 'buyer', 'read'))
-    throw new AdcpError({
-      code: 'PERMISSION_DENIED',
-      message: 'This tool needs a credential of a Buyer Account with buyer read access.',
-      recovery: 'terminal',
-      details: { reason: org ? 'wrong_account_kind' : 'no_organization' },
-    });
-  return org.id;
-}
-
-/** An offset cursor (`o:<n>`) of the simple paged tools, or of a discovery (`<dsc_id>:<n>`). */
-function decodeCursor(cursor: unknown): { scope: string; offset: number } | null {
-  if (typeof cursor !== 'string') return null;
-  const m = /^([a-z0-9_~]{1,100}):(\d{1,6})$/.exec(cursor);
-  if (!m)
-    throw new AdcpError({
-      code: 'VALIDATION_ERROR',
-      message: 'pagination.cursor is not a cursor this agent issued.',
-      recovery: 'correctable',
-      field: 'pagination.cursor',
-    });
-  return { scope: m[1]!, offset: Number(m[2]) };
-}
-
-/** `max_results` and the offset of a page request. */
-function pageOf(args: Record<string, unknown>, scope: string): { take: number; skip: number } {
-  const p = (args.pagination ?? {}) as { max_results?: number; cursor?: string };
-  const cursor = decodeCursor(p.cursor);
-  if (cursor && cursor.scope !== scope)
-    throw new AdcpError({
-      code: 'VALIDATION_ERROR',
-      message: 'pagination.cursor belongs to another listing.',
-      recovery: 'correctable',
-      field: 'pagination.cursor',
-    });
-  return { take: p.max_results ?? DEFAULT_RESULTS, skip: cursor?.offset ?? 0 };
-}
-
-/** The AdCP pagination answer of a page. */
-function pagination(scope: string, skip: number, returned: number, total: number) {
-  const hasMore = skip + returned < total;
-  return {
-    has_more: hasMore,
-    total_count: total,
-    ...(hasMore ? { cursor: `${scope}:${skip + returned}` } : {}),
-  };
-}
-
-/** AdCP `pricing_options[]` of a product's options, priced by the discovery's quotes when given. */
-function pricingOptionsOf(
-  options: {
-    pricingOptionId: string;
-    pricingModel: string;
-    currency: string;
-    fixedPrice?: number;
-    floorPrice?: number;
-    minSpendPerPackage?: number;
-  }[],
-) {
-  return options.map((o) => ({
-    pricing_option_id: o.pricingOptionId,
-    pricing_model: o.pricingModel,
-    currency: o.currency,
-    ...(o.fixedPrice !== undefined ? { fixed_price: o.fixedPrice } : {}),
-    ...(o.floorPrice !== undefined ? { floor_price: o.floorPrice } : {}),
-    ...(o.minSpendPerPackage !== undefined ? { min_spend_per_package: o.minSpendPerPackage } : {}),
-  }));
-}
-
-/** What the service reports on delivery (AdCP `reporting_capabilities`): daily, UTC, ended days, pulled. */
-const REPORTING_CAPABILITIES = {
-  available_reporting_frequencies: ['daily'],
-  expected_delay_minutes: 60,
-  timezone: 'UTC',
-  supports_webhooks: false,
-  available_metrics: ['impressions', 'clicks', 'spend'],
-  date_range_support: 'date_range',
-};
 
 /** The read tools (module comment). */
 export function readTools(deps: ReadToolDeps): McpTool[] {
@@ -227,41 +106,8 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
               ctx.storefront ? eq(advertiserAccounts.storefrontId, ctx.storefront.id) : undefined,
             ),
           );
-    if (!row)
-      throw new AdcpError({
-        code: 'ACCOUNT_NOT_FOUND',
-        message: ctx.storefront
-          ? `No account ${named} of this Buyer Account on this storefront.`
-          : `No account ${named} of this Buyer Account.`,
-        recovery: 'correctable',
-        field: 'account.account_id',
-        details: { reason: 'account_not_authorized_for_buyer' },
-      });
+    if (!row) throw accountNotFound(ctx, named);
     return row;
-  };
-
-  /** The advertiser a discovery runs for: the account named ({@link accountOf}), else the first active advertiser. */
-  const advertiserFor = async (
-    ctx: McpToolContext,
-    organizationId: number,
-    args: Record<string, unknown>,
-  ): Promise<string> => {
-    const named = await accountOf(ctx, organizationId, args);
-    if (named) return named.publicId;
-    const [first] = await db
-      .select({ publicId: advertisers.publicId })
-      .from(advertisers)
-      .where(and(eq(advertisers.organizationId, organizationId), sql`${advertisers.archivedAt} is null`))
-      .orderBy(asc(advertisers.id))
-      .limit(1);
-    if (!first)
-      throw new AdcpError({
-        code: 'ACCOUNT_REQUIRED',
-        message: 'This Buyer Account has no advertiser yet: create one, then name it in account.account_id.',
-        recovery: 'correctable',
-        field: 'account',
-      });
-    return first.publicId;
   };
 
   const getAdcpCapabilities: McpTool = {
@@ -307,9 +153,12 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
           idempotency: { supported: true, replay_ttl_seconds: IDEMPOTENCY_REPLAY_TTL_SECONDS },
         },
         supported_protocols: ['media_buy'],
+        // get_products answers wholesale_feed_version and honours if_wholesale_feed_version (products.ts).
+        wholesale_feed_versioning: { supported: true, pricing_version_separate: false },
         media_buy: {
           ...(models.length > 0 ? { supported_pricing_models: models.map((m) => m.model).sort() } : {}),
-          buying_modes: ['brief'],
+          // get_products: brief (every available product is the curated answer), wholesale, refine (products.ts).
+          buying_modes: ['brief', 'wholesale', 'refine'],
           lifecycle_tools: ['list_products', 'buy_products', ...(controls ? ['control_media_buy'] : [])],
         },
         ext: {
@@ -325,110 +174,6 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
             currency: a.currency,
             update_media_buy_capabilities: a.capabilities,
           })),
-        },
-        ...echo(args),
-      };
-    },
-  };
-
-  const getProducts: McpTool = {
-    name: 'get_products',
-    description:
-      'Products of the storefront (or of every active storefront), priced for the current UTC day; each carries its quote id in ext.quote_id.',
-    audiences: ['buyer', 'storefront'],
-    inputSchema: argsSchema(
-      {
-        buying_mode: { enum: ['brief', 'wholesale', 'refine'] },
-        brief: { type: 'string', maxLength: 10_000 },
-        account: ACCOUNT,
-        pagination: PAGINATION,
-      },
-      ['buying_mode'],
-    ),
-    mutating: false,
-    async handler(ctx, args) {
-      const organizationId = buyerOf(ctx);
-      const p = (args.pagination ?? {}) as { max_results?: number; cursor?: string };
-      const cursor = decodeCursor(p.cursor);
-      const take = p.max_results ?? DEFAULT_RESULTS;
-      const skip = cursor?.offset ?? 0;
-      // A later page names its discovery and advertiser (`dsc_...~adv_...`): the same quotes, pages never shift.
-      const [discoveryId, advertiserId] = cursor?.scope.startsWith('dsc_')
-        ? (cursor.scope.split('~') as [string, string])
-        : ['new', await advertiserFor(ctx, organizationId, args)];
-      if (cursor && discoveryId === 'new')
-        throw new AdcpError({
-          code: 'VALIDATION_ERROR',
-          message: 'pagination.cursor belongs to another listing.',
-          recovery: 'correctable',
-          field: 'pagination.cursor',
-        });
-      const page = await deps.discovery.discover(
-        organizationId,
-        discoveryId,
-        {
-          advertiserId: advertiserId ?? '',
-          groupLimit: 1_000,
-          groupOffset: 0,
-          productsPerGroup: 5_000,
-          productOffset: 0,
-          // A call without a cursor reuses the kept session of this advertiser and UTC day while the catalog is unchanged.
-        },
-        { reuseKept: true },
-      );
-      const groups = ctx.storefront
-        ? page.productGroups.filter((g) => g.groupId === ctx.storefront!.publicId)
-        : page.productGroups;
-      const all = groups.flatMap((g) => g.products.filter((product) => product.available));
-      const slice = all.slice(skip, skip + take);
-      return {
-        products: slice.map((product) => ({
-          product_id: product.productId,
-          name: product.name,
-          description: product.description,
-          publisher_properties: product.publisherProperties.map((pp) => ({
-            publisher_domain: pp.publisherDomain,
-            selection_type: pp.selectionType,
-            ...(pp.propertyIds ? { property_ids: pp.propertyIds } : {}),
-            ...(pp.propertyTags ? { property_tags: pp.propertyTags } : {}),
-          })),
-          channels: product.channels,
-          format_ids: product.formatIds.map((f) => ({ agent_url: f.agentUrl, id: f.id })),
-          delivery_type: product.deliveryType,
-          pricing_options: pricingOptionsOf(
-            product.pricingOptions.map((o) => {
-              const quote = product.quotes.find((q) => q.pricingOptionId === o.pricingOptionId);
-              if (!quote || quote.price === null) return o;
-              return quote.priceType === 'fixed'
-                ? { ...o, fixedPrice: quote.price, floorPrice: undefined }
-                : { ...o, floorPrice: quote.price, fixedPrice: undefined };
-            }),
-          ),
-          reporting_capabilities: REPORTING_CAPABILITIES,
-          ext: {
-            quote_id: product.quoteId,
-            storefront_id: product.storefrontId,
-            priced_for_day: page.summary.pricedForDay,
-            expires_at: page.summary.expiresAt,
-          },
-        })),
-        pagination: pagination(`${page.discoveryId}~${page.advertiserId}`, skip, slice.length, all.length),
-        // Quotes belong to this Buyer Account's discovery session: never a public rate card.
-        cache_scope: 'account',
-        ext: {
-          discovery_id: page.discoveryId,
-          priced_for_day: page.summary.pricedForDay,
-          expires_at: page.summary.expiresAt,
-          ...(ctx.storefront
-            ? {}
-            : {
-                per_source: page.productGroups.map((g) => ({
-                  source: g.groupId,
-                  name: g.storefront.name,
-                  status: 'ok',
-                  product_count: g.products.filter((product) => product.available).length,
-                })),
-              }),
         },
         ...echo(args),
       };
@@ -674,7 +419,7 @@ export function readTools(deps: ReadToolDeps): McpTool[] {
 
   return [
     getAdcpCapabilities,
-    getProducts,
+    getProductsTool(deps),
     listCreativeFormats,
     listCreatives,
     getMediaBuys,
