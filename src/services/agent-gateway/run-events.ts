@@ -1,17 +1,64 @@
 /**
  * Run events: the append-only record of everything a run did (spec E "Event streams"; README "Run events"). Ids
  * come from one identity column and are committed in id order: every writer inserts its events last in its
- * transaction while holding the `agent_gateway:run_events` advisory lock, and sends the commit notification of the
- * platform's ChangeFeed (`agent_gateway_run_events`, payload `{"to": <last id>}`), so a feed can stream them to
- * every instance in order (part 2's server-sent events).
+ * transaction while holding the service's event-log lock ({@link EVENT_LOG_LOCK}), and sends the commit notification
+ * of the platform's ChangeFeed (`agent_gateway_run_events`, payload `{"to": <last id>}`), so a feed can stream them
+ * to every instance in order.
  */
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
-import { ChangeFeed } from '../../platform/change-feed.ts';
-import type { Executor } from '../../platform/database.ts';
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
+import { type Executor, NamedStatement } from '../../platform/database.ts';
 import { runEvents } from './db/schema.ts';
+
+/**
+ * The one advisory lock every writer of the service's event logs (run events and invocation events) holds from its
+ * append to its commit, so each log's ids commit in id order. One lock for both logs, not one each: a transaction
+ * writes both (a dispatch starts a run and moves its invocation; a run's end completes its invocation), and two
+ * locks taken in either order by different transactions deadlocked (PostgreSQL aborts one after `deadlock_timeout`,
+ * 1 s, and its job waited for Graphile Worker's retry backoff: the seconds-long tail of submit -> completed). The
+ * lock is re-entrant within a transaction; take it last, after every row lock the transaction needs.
+ */
+export const EVENT_LOG_LOCK = sql`pg_advisory_xact_lock(hashtext('agent_gateway:event_logs'))`;
+
+/**
+ * One statement that takes {@link EVENT_LOG_LOCK}, inserts the rows of a JSON array (`$events`, in array order, so
+ * ids follow it) into `table` and sends `channel`'s ChangeFeed notification (`{"to": <last id>}`) in the same
+ * transaction. `columns` are the table's column names with their SQL types, as the JSON objects name them.
+ */
+export function eventAppendStatement(
+  name: string,
+  table: string,
+  channel: string,
+  columns: readonly [string, string][],
+): NamedStatement<Record<string, never>> {
+  const names = columns.map(([c]) => c).join(', ');
+  const typed = columns.map(([c, t]) => `${c} ${t}`).join(', ');
+  const query: SQL = sql`with held as materialized (select ${EVENT_LOG_LOCK}),
+    inserted as (
+      insert into ${sql.raw(table)} (${sql.raw(names)}, created_at)
+      select ${sql.raw(columns.map(([c]) => `e.${c}`).join(', '))}, ${sql.placeholder('now')}::timestamptz
+      from held, rows from (jsonb_to_recordset(${sql.placeholder('events')}::jsonb) as (${sql.raw(typed)}))
+        with ordinality as e(${sql.raw(names)}, n)
+      order by e.n
+      returning id)
+    select pg_notify(${channel}, json_build_object('to', max(id))::text) from inserted`;
+  return new NamedStatement(name, query);
+}
 
 /** The NOTIFY channel of committed run events. */
 export const RUN_EVENTS_CHANNEL = 'agent_gateway_run_events';
+
+const appendRunEventsStatement = eventAppendStatement(
+  'agent_gateway_append_run_events',
+  'agent_gateway.run_events',
+  RUN_EVENTS_CHANNEL,
+  [
+    ['run_id', 'text'],
+    ['step_id', 'text'],
+    ['node_id', 'text'],
+    ['type', 'text'],
+    ['data', 'jsonb'],
+  ],
+);
 
 /** An event to append. */
 export interface NewRunEvent {
@@ -34,8 +81,8 @@ export interface RunEventView {
 }
 
 /**
- * Appends `events` inside `tx` under the event lock (call it last in the transaction: the lock is held until
- * commit) and sends the feed's commit notification.
+ * Appends `events` inside `tx` under {@link EVENT_LOG_LOCK} (call it last in the transaction: the lock is held until
+ * commit) and sends the feed's commit notification: one round trip, a prepared statement.
  */
 export async function appendRunEvents(
   tx: Executor,
@@ -43,21 +90,18 @@ export async function appendRunEvents(
   now: Date,
 ): Promise<void> {
   if (events.length === 0) return;
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('agent_gateway:run_events'))`);
-  const inserted = await tx
-    .insert(runEvents)
-    .values(
+  await appendRunEventsStatement.rows(tx, {
+    events: JSON.stringify(
       events.map((e) => ({
-        runId: e.runId,
-        stepId: e.stepId ?? null,
-        nodeId: e.nodeId ?? null,
+        run_id: e.runId,
+        step_id: e.stepId ?? null,
+        node_id: e.nodeId ?? null,
         type: e.type,
         data: e.data,
-        createdAt: now,
       })),
-    )
-    .returning({ id: runEvents.id });
-  await ChangeFeed.notify(tx, RUN_EVENTS_CHANNEL, Math.max(...inserted.map((r) => r.id)));
+    ),
+    now: now.toISOString(),
+  });
 }
 
 /** The events of a run after `after` (an event id), oldest first, at most `limit`. */
