@@ -15,7 +15,7 @@
  */
 import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db, Executor, Tx } from '../../platform/database.ts';
+import { type Db, type Executor, NamedStatement, type Tx } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { resumeStepTask, runStepTask } from './agent-gateway-jobs.ts';
@@ -30,7 +30,7 @@ import type { AgentRow } from './agents.ts';
 import { approvals, executions, runs, signals, steps } from './db/schema.ts';
 import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
 import type { Scope } from './identity.ts';
-import { inScope } from './queries.ts';
+import { inScope, insertRowStatement } from './queries.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
 import { type Condition, ConditionError, evaluateCondition, renderJson } from './templates.ts';
 
@@ -50,6 +50,45 @@ function isInstant(definition: AgentDefinition): boolean {
   if (definition.kind === 'template' || definition.kind === 'json_transform') return true;
   return definition.kind === 'tool_use' && !definition.tools.includes('fetch_url');
 }
+
+/**
+ * A run's step counts in one read: steps still to run (`active`: pending or running), `waiting` ones, and the
+ * output of its completed end node (`ended`).
+ */
+const settleStatement = new NamedStatement<{
+  active: number;
+  waiting: number;
+  ended: boolean;
+  output: unknown;
+}>(
+  'agent_gateway_settle_run',
+  sql`select count(*) filter (where status in ('pending', 'running'))::int as active,
+      count(*) filter (where status = 'waiting')::int as waiting,
+      coalesce(bool_or(node_type = 'end' and status = 'completed'), false) as ended,
+      (select output from ${steps} where run_id = ${sql.placeholder('runId')} and node_type = 'end'
+        and status = 'completed' limit 1) as output
+    from ${steps} where run_id = ${sql.placeholder('runId')}`,
+);
+
+const insertRunStatement = insertRowStatement('agent_gateway_insert_run', runs);
+const insertStepStatement = insertRowStatement('agent_gateway_insert_step', steps);
+
+/** Completes a step with its output. */
+const completeStepStatement = new NamedStatement<never>(
+  'agent_gateway_complete_step',
+  sql`update ${steps} set status = 'completed', output = ${sql.placeholder('output')}::jsonb,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz, due_at = null
+    where id = ${sql.placeholder('id')}`,
+);
+
+/** Writes a run's state (status, data, output, error, end time). */
+const saveRunStatement = new NamedStatement<never>(
+  'agent_gateway_save_run',
+  sql`update ${runs} set status = ${sql.placeholder('status')}, data = ${sql.placeholder('data')}::jsonb,
+      output = ${sql.placeholder('output')}::jsonb, error = ${sql.placeholder('error')}::jsonb,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz
+    where id = ${sql.placeholder('id')}`,
+);
 
 /** Agent steps one job runs in a row (the first, then those each completion queued). */
 const MAX_CHAINED_STEPS = 20;
@@ -71,6 +110,8 @@ export interface StartRun {
   issueId?: string;
   automationId?: string;
   triggerDepth?: number;
+  /** Agents of the scope already read in this transaction (the target agent), so an inline step reads none again. */
+  agents?: readonly AgentRow[];
 }
 
 /** What the engine reads of other resources (their services implement it). */
@@ -106,7 +147,12 @@ class Unit {
   constructor(
     readonly tx: Tx,
     readonly now: Date,
+    /** Agent steps of instant agents this unit may still run in its own transaction instead of queueing a job. */
+    public inlineSteps = 0,
   ) {}
+
+  /** Agents read in this unit's transaction, by id (only used while it runs steps inline). */
+  readonly agents = new Map<string, AgentRow>();
 
   event(
     run: RunRow,
@@ -122,6 +168,7 @@ class Unit {
 export class RunEngine {
   private readonly observers: RunObserver[] = [];
   private readonly statusObservers: RunObserver[] = [];
+  private readonly flushHooks: ((tx: Tx) => Promise<void>)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -141,9 +188,25 @@ export class RunEngine {
     this.statusObservers.push(observer);
   }
 
-  /** Starts a run inside `tx`: the start node completes at once and its successors get their steps. */
-  async start(tx: Tx, input: StartRun): Promise<RunRow> {
-    const unit = new Unit(tx, this.clock.now());
+  /**
+   * Adds a hook called at the end of every flush of the engine's work in a transaction, after the run events were
+   * appended: where observers append the events of their own logs (under the same event-log lock, after every row
+   * lock of the transaction).
+   */
+  onFlushed(hook: (tx: Tx) => Promise<void>): void {
+    this.flushHooks.push(hook);
+  }
+
+  /**
+   * Starts a run inside `tx`: the start node completes at once and its successors get their steps.
+   * With `inline`, the agent steps of instant agents (no I/O: template, JSON transform, tool use without
+   * `fetch_url`) that the start reaches run in `tx` too, up to {@link MAX_CHAINED_STEPS} of them, each recorded as a
+   * job would record it (`step.queued`, `step.started` with attempt 1, its output events, `step.completed`): a run of
+   * such agents ends in the transaction that started it, without a job pickup per step. Other steps are queued.
+   */
+  async start(tx: Tx, input: StartRun, options: { inline?: boolean } = {}): Promise<RunRow> {
+    const unit = new Unit(tx, this.clock.now(), options.inline ? MAX_CHAINED_STEPS : 0);
+    for (const agent of input.agents ?? []) unit.agents.set(agent.id, agent);
     const run = await this.createRun(unit, input);
     await this.flush(unit);
     return run;
@@ -172,7 +235,7 @@ export class RunEngine {
       createdAt: unit.now,
       finishedAt: null,
     };
-    await unit.tx.insert(runs).values(row);
+    await insertRunStatement.run(unit.tx, row);
     const graph = new GraphIndex(input.graph);
     unit.runs.set(row.id, { row, wasTerminal: false, wasStatus: row.status, graph });
     unit.event(row, 'run.created', {
@@ -217,21 +280,26 @@ export class RunEngine {
     fields: Partial<StepRow> & { status: StepRow['status'] },
   ): Promise<StepRow> {
     const terminal = ['completed', 'failed', 'skipped', 'cancelled'].includes(fields.status);
-    const [row] = await unit.tx
-      .insert(steps)
-      .values({
-        id: prefixedHexId('stp'),
-        runId: run.id,
-        nodeId: node.id,
-        nodeType: node.type,
-        attempt: 0,
-        arrivals: {},
-        createdAt: unit.now,
-        finishedAt: terminal ? unit.now : null,
-        ...fields,
-      })
-      .returning();
-    return row!;
+    const row: StepRow = {
+      id: prefixedHexId('stp'),
+      runId: run.id,
+      nodeId: node.id,
+      nodeType: node.type,
+      parentStepId: null,
+      attempt: 0,
+      input: null,
+      output: null,
+      error: null,
+      arrivals: {},
+      wait: null,
+      dueAt: null,
+      claimedAt: null,
+      createdAt: unit.now,
+      finishedAt: terminal ? unit.now : null,
+      ...fields,
+    };
+    await insertStepStatement.run(unit.tx, row);
+    return row;
   }
 
   private async updateStep(unit: Unit, id: string, fields: Partial<StepRow>): Promise<StepRow> {
@@ -300,17 +368,15 @@ export class RunEngine {
         unit.event(run, 'step.completed', { nodeType: 'condition', result }, step);
         return this.propagate(unit, run, node.id, payload, result ? 'true' : 'false');
       }
-      case 'agent': {
-        const step = await this.insertStep(unit, run, node, {
-          status: 'pending',
-          input: input ?? null,
-          wait: { agentId: node.agentId },
-        });
-        unit.event(run, 'step.queued', { nodeType: 'agent', agentId: node.agentId }, step);
-        await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
-        unit.queued.push(step.id);
-        return;
-      }
+      case 'agent':
+        return this.queueAgentStep(
+          unit,
+          run,
+          node,
+          node.agentId!,
+          { input: input ?? null, wait: { agentId: node.agentId } },
+          { nodeType: 'agent', agentId: node.agentId },
+        );
       case 'team':
         return this.startTeam(unit, run, node, input);
       case 'approval': {
@@ -448,20 +514,91 @@ export class RunEngine {
     index: number,
     input: unknown,
   ): Promise<void> {
-    const member = await this.insertStep(
+    await this.queueAgentStep(
       unit,
       run,
       { id: `${teamStep.nodeId}#${index}`, type: 'team_member' },
-      {
-        status: 'pending',
-        input: input ?? null,
-        parentStepId: teamStep.id,
-        wait: { agentId: members[index], index },
-      },
+      members[index]!,
+      { input: input ?? null, parentStepId: teamStep.id, wait: { agentId: members[index], index } },
+      { nodeType: 'team_member', agentId: members[index], index },
     );
-    unit.event(run, 'step.queued', { nodeType: 'team_member', agentId: members[index], index }, member);
-    await runStepTask.enqueue(unit.tx, { stepId: member.id }, { jobKey: member.id });
-    unit.queued.push(member.id);
+  }
+
+  /**
+   * Gives an agent node (or a team member) its step: queued for a job (`agent-gateway:run-step`), or, while the
+   * unit may run instant agents inline, run here at once (claimed as attempt 1 in this transaction).
+   */
+  private async queueAgentStep(
+    unit: Unit,
+    run: RunRow,
+    node: { id: string; type: string },
+    agentId: string,
+    fields: Pick<StepRow, 'input' | 'wait'> & Partial<Pick<StepRow, 'parentStepId'>>,
+    queuedData: Record<string, unknown>,
+  ): Promise<void> {
+    if (unit.inlineSteps > 0) {
+      const agent =
+        unit.agents.get(agentId) ??
+        (await this.lookups.agent({ tenant: run.tenantId, namespace: run.namespaceId }, agentId, unit.tx));
+      if (agent) unit.agents.set(agentId, agent);
+      if (agent && isInstant(agent.definition as AgentDefinition)) {
+        unit.inlineSteps -= 1;
+        // Executed before the step is written, so its row is inserted once, in its final state.
+        const claimed = { ...fields, status: 'running' as const, attempt: 1, claimedAt: unit.now };
+        const stepId = prefixedHexId('stp');
+        let result: Awaited<ReturnType<AgentRuntime['execute']>>;
+        try {
+          result = await this.runtime.execute(agent.definition as AgentDefinition, {
+            input: fields.input,
+            message: messageOf(fields.input),
+            context: { run: { id: run.id, node: node.id }, nodes: run.data.nodes },
+          });
+        } catch (err) {
+          if (!(err instanceof AgentError)) throw err;
+          const step = await this.insertStep(unit, run, node, { ...claimed, id: stepId });
+          unit.event(run, 'step.queued', queuedData, step);
+          unit.event(run, 'step.started', { attempt: 1 }, step);
+          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+        }
+        const step = await this.insertStep(unit, run, node, {
+          ...claimed,
+          id: stepId,
+          status: 'completed',
+          output: result.output ?? null,
+          finishedAt: unit.now,
+        });
+        unit.event(run, 'step.queued', queuedData, step);
+        unit.event(run, 'step.started', { attempt: 1 }, step);
+        const events = [
+          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+          ...result.events,
+        ];
+        return this.completeStep(unit, run, step, result.output, { events, written: true });
+      }
+    }
+    const step = await this.insertStep(unit, run, node, { ...fields, status: 'pending' });
+    unit.event(run, 'step.queued', queuedData, step);
+    await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
+    unit.queued.push(step.id);
+  }
+
+  /** Executes a claimed step of an instant agent in the unit's transaction and completes or fails it. */
+  private async executeInstant(unit: Unit, run: RunRow, step: StepRow, agent: AgentRow): Promise<void> {
+    try {
+      const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+        input: step.input,
+        message: messageOf(step.input),
+        context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
+      });
+      const events = [
+        { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+        ...result.events,
+      ];
+      await this.completeStep(unit, run, step, result.output, { events });
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      await this.failStep(unit, run, step, { code: err.code, message: err.message });
+    }
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -517,14 +654,20 @@ export class RunEngine {
     run: RunRow,
     step: StepRow,
     output: unknown,
-    options: { events?: AgentEvent[]; branch?: string | null; eventData?: Record<string, unknown> } = {},
+    options: {
+      events?: AgentEvent[];
+      branch?: string | null;
+      eventData?: Record<string, unknown>;
+      /** The step row was written completed already (an inline step inserted in its final state). */
+      written?: boolean;
+    } = {},
   ): Promise<void> {
-    await this.updateStep(unit, step.id, {
-      status: 'completed',
-      output: output ?? null,
-      finishedAt: unit.now,
-      dueAt: null,
-    });
+    if (!options.written)
+      await completeStepStatement.rows(unit.tx, {
+        id: step.id,
+        output: output === null || output === undefined ? null : JSON.stringify(output),
+        finishedAt: unit.now.toISOString(),
+      });
     for (const e of options.events ?? []) unit.event(run, e.type, e.data, step);
     unit.event(
       run,
@@ -626,16 +769,14 @@ export class RunEngine {
   private async flush(unit: Unit): Promise<void> {
     for (const { row: run, wasTerminal, wasStatus } of unit.runs.values()) {
       if (!isTerminal(run.status)) await this.settle(unit, run);
-      await unit.tx
-        .update(runs)
-        .set({
-          status: run.status,
-          data: run.data,
-          output: run.output,
-          error: run.error,
-          finishedAt: run.finishedAt,
-        })
-        .where(eq(runs.id, run.id));
+      await saveRunStatement.rows(unit.tx, {
+        id: run.id,
+        status: run.status,
+        data: JSON.stringify(run.data),
+        output: run.output === null || run.output === undefined ? null : JSON.stringify(run.output),
+        error: run.error ? JSON.stringify(run.error) : null,
+        finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
+      });
       if (!wasTerminal && isTerminal(run.status)) {
         unit.event(
           run,
@@ -649,30 +790,21 @@ export class RunEngine {
       }
     }
     await appendRunEvents(unit.tx, unit.events, unit.now);
+    for (const hook of this.flushHooks) await hook(unit.tx);
   }
 
   /** A running run's status from its steps: running while any is pending or running, waiting, or done. */
   private async settle(unit: Unit, run: RunRow) {
-    const counts = await unit.tx
-      .select({ status: steps.status, n: sql<number>`count(*)::int` })
-      .from(steps)
-      .where(eq(steps.runId, run.id))
-      .groupBy(steps.status);
-    const n = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
-    if (n('pending') + n('running') > 0) run.status = 'running';
-    else if (n('waiting') > 0) run.status = 'waiting';
+    const [counts] = await settleStatement.rows(unit.tx, { runId: run.id });
+    if (counts!.active > 0) run.status = 'running';
+    else if (counts!.waiting > 0) run.status = 'waiting';
     else {
-      const [end] = await unit.tx
-        .select({ output: steps.output })
-        .from(steps)
-        .where(and(eq(steps.runId, run.id), eq(steps.nodeType, 'end'), eq(steps.status, 'completed')))
-        .limit(1);
-      if (!end) {
+      if (!counts!.ended) {
         run.status = 'failed';
         run.error = { code: 'no_end_reached', message: 'The run ended without reaching an end node.' };
       } else {
         run.status = 'completed';
-        run.output = end.output;
+        run.output = counts!.output;
       }
       run.finishedAt = unit.now;
     }
@@ -837,21 +969,7 @@ export class RunEngine {
         claimedAt: unit.now,
       });
       unit.event(run, 'step.started', { attempt: step.attempt }, step);
-      try {
-        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
-          input: step.input,
-          message: messageOf(step.input),
-          context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
-        });
-        const events = [
-          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-          ...result.events,
-        ];
-        await this.completeStep(unit, run, step, result.output, { events });
-      } catch (err) {
-        if (!(err instanceof AgentError)) throw err;
-        await this.failStep(unit, run, step, { code: err.code, message: err.message });
-      }
+      await this.executeInstant(unit, run, step, agent);
       await this.flush(unit);
       return unit.queued[0];
     });

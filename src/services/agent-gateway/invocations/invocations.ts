@@ -18,7 +18,7 @@
  */
 import { and, asc, desc, eq, inArray, lt, lte, max, not, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db, Tx } from '../../../platform/database.ts';
+import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
 import type { IdempotencyStore } from '../../../platform/idempotency.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
@@ -26,6 +26,8 @@ import { invalidState, notFound } from '../agent-gateway-errors.ts';
 import {
   type EndpointSettingsRecord,
   endpointConversations,
+  endpointReleases,
+  endpoints,
   type InvocationStatus,
   invocationEvents,
   invocations,
@@ -39,9 +41,10 @@ import {
   validateAgainst,
 } from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
+import { rowOf, selectColumns } from '../queries.ts';
 import type { RunEngine, RunRow } from '../run-engine.ts';
-import { appendInvocationEvents } from './invocation-events.ts';
-import { dispatchInvocationTask } from './invocation-jobs.ts';
+import { appendInvocationEvents, type InvocationEventRow } from './invocation-events.ts';
+import { dispatchInvocationTask, invocationTimeoutTask } from './invocation-jobs.ts';
 
 /** An invocation as stored (`agent_gateway.invocations`). */
 export type InvocationRow = typeof invocations.$inferSelect;
@@ -113,8 +116,51 @@ function targetOf(settings: EndpointSettingsRecord) {
     : { type: settings.targetType, id: settings.targetId };
 }
 
+type NewInvocationEvent = Omit<InvocationEventRow, 'id' | 'createdAt'>;
+
+/** The database's clock (`now()`: the transaction's start), by which Graphile Worker runs scheduled jobs. */
+async function databaseNow(tx: Tx): Promise<Date> {
+  const result = await tx.execute(sql`select now() as now`);
+  return new Date((result.rows[0] as { now: Date | string }).now);
+}
+
+/** The invocation locked with its release's settings and its endpoint's scope (the dispatch). */
+const lockForDispatchStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_invocation_lock_for_dispatch',
+  sql`select ${selectColumns(invocations, 'i', 'i_')}, r.settings as settings, e.tenant_id as tenant,
+      e.namespace_id as namespace
+    from ${invocations} i join ${endpointReleases} r on r.id = i.release_id join ${endpoints} e on e.id = i.endpoint_id
+    where i.id = ${sql.placeholder('id')} for update of i`,
+);
+
+/** The invocation of a run, locked, with its release's settings (the run observers). */
+const lockByRunStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_invocation_lock_by_run',
+  sql`select ${selectColumns(invocations, 'i', 'i_')}, r.settings as settings
+    from ${invocations} i join ${endpointReleases} r on r.id = i.release_id
+    where i.run_id = ${sql.placeholder('runId')} for update of i`,
+);
+
+/** Writes an invocation's moves: status, times, outcome, run and history. */
+const saveInvocationStatement = new NamedStatement<never>(
+  'agent_gateway_invocation_save',
+  sql`update ${invocations} set status = ${sql.placeholder('status')},
+      updated_at = ${sql.placeholder('updatedAt')}::timestamptz,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz,
+      result = ${sql.placeholder('result')}::jsonb, error = ${sql.placeholder('error')}::jsonb,
+      run_id = ${sql.placeholder('runId')}, history = ${sql.placeholder('history')}::jsonb
+    where id = ${sql.placeholder('id')}`,
+);
+
 /** Jobs, conversations and turns; the status view; cancel; the run observer; the sweep. */
 export class InvocationService {
+  /** Moves made in memory and not yet written, by the row they made ({@link applyMove}, {@link save}). */
+  private readonly movesOf = new WeakMap<InvocationRow, NewInvocationEvent[]>();
+  /** Stream events of written moves, by transaction, appended last ({@link flushEvents}). */
+  private readonly pendingEvents = new WeakMap<Tx, NewInvocationEvent[]>();
+  /** Transactions of dispatches in progress: they settle their invocation themselves (the observers skip it). */
+  private readonly dispatching = new WeakSet<Tx>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -244,6 +290,13 @@ export class InvocationService {
       { jobKey: `invocation:${values.id}` },
     );
     await tx.execute(sql`with inserted as (${inserted.getSQL()}) select ${dispatch} from inserted`);
+    // A turn may wait (accepted) behind its conversation's earlier turn: its timeout job starts at acceptance. A
+    // job's starts with its dispatch, unless it ended there (most do: no job for them).
+    if (values.kind === 'turn')
+      await this.scheduleTimeout(tx, {
+        id: values.id,
+        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+      });
     // Its `accepted` event is written with its first move (the submission stays off the event lock).
     return { id: values.id, status: 'accepted', conversationId: values.conversationId };
   }
@@ -459,11 +512,10 @@ export class InvocationService {
   }
 
   /**
-   * Records a move of a locked row: its status, history and an event (call last in the transaction). The first move
-   * also writes the `accepted` event (submissions write none, so they never wait for the event lock).
+   * A move of a row in memory: its status, history and the fields the move sets, and its stream events (the first
+   * move also carries the `accepted` event: submissions write none). {@link save} writes a row's moves.
    */
-  private async move(
-    tx: Tx,
+  private applyMove(
     row: InvocationRow,
     to: InvocationStatus,
     extra: {
@@ -471,51 +523,86 @@ export class InvocationService {
       error?: { code: string; message: string; details?: unknown };
       runId?: string;
     } = {},
-  ): Promise<InvocationRow> {
+  ): InvocationRow {
     const now = this.clock.now();
     const reason = extra.error?.message;
-    if (row.kind === 'turn' && isTerminalInvocation(to)) await this.dispatchNextTurn(tx, row);
-    const [updated] = await tx
-      .update(invocations)
-      .set({
+    const events = this.movesOf.get(row) ?? [];
+    if (row.status === 'accepted')
+      events.push({
+        invocationId: row.id,
+        conversationId: row.conversationId,
+        type: 'status',
+        data: { invocationId: row.id, status: 'accepted', at: row.createdAt.toISOString() },
+      });
+    events.push({
+      invocationId: row.id,
+      conversationId: row.conversationId,
+      type: 'status',
+      data: {
+        invocationId: row.id,
         status: to,
-        updatedAt: now,
-        ...(isTerminalInvocation(to) ? { finishedAt: now } : {}),
-        ...(extra.result !== undefined ? { result: extra.result as object } : {}),
-        ...(extra.error ? { error: extra.error } : {}),
-        ...(extra.runId ? { runId: extra.runId } : {}),
-        history: [...row.history, { status: to, at: now.toISOString(), ...(reason ? { reason } : {}) }],
-      })
-      .where(eq(invocations.id, row.id))
-      .returning();
-    await appendInvocationEvents(
-      tx,
-      [
-        ...(row.status === 'accepted'
-          ? [
-              {
-                invocationId: row.id,
-                conversationId: row.conversationId,
-                type: 'status',
-                data: { invocationId: row.id, status: 'accepted', at: row.createdAt.toISOString() },
-              },
-            ]
-          : []),
-        {
-          invocationId: row.id,
-          conversationId: row.conversationId,
-          type: 'status',
-          data: {
-            invocationId: row.id,
-            status: to,
-            at: now.toISOString(),
-            ...(extra.error ? { error: { code: extra.error.code, message: extra.error.message } } : {}),
-          },
-        },
-      ],
-      now,
-    );
-    return updated!;
+        at: now.toISOString(),
+        ...(extra.error ? { error: { code: extra.error.code, message: extra.error.message } } : {}),
+      },
+    });
+    const moved: InvocationRow = {
+      ...row,
+      status: to,
+      updatedAt: now,
+      ...(isTerminalInvocation(to) ? { finishedAt: now } : {}),
+      ...(extra.result !== undefined ? { result: extra.result as object } : {}),
+      ...(extra.error ? { error: extra.error } : {}),
+      ...(extra.runId ? { runId: extra.runId } : {}),
+      history: [...row.history, { status: to, at: now.toISOString(), ...(reason ? { reason } : {}) }],
+    };
+    this.movesOf.set(moved, events);
+    return moved;
+  }
+
+  /**
+   * Writes the moves {@link applyMove} made of a locked row in one statement and queues their events for
+   * {@link flushEvents} (the end of the transaction). A turn that ended dispatches its conversation's next turn.
+   */
+  private async save(tx: Tx, moved: InvocationRow): Promise<InvocationRow> {
+    const events = this.movesOf.get(moved);
+    if (!events) return moved;
+    this.movesOf.delete(moved);
+    if (moved.kind === 'turn' && isTerminalInvocation(moved.status)) await this.dispatchNextTurn(tx, moved);
+    await saveInvocationStatement.rows(tx, {
+      id: moved.id,
+      status: moved.status,
+      updatedAt: moved.updatedAt.toISOString(),
+      finishedAt: moved.finishedAt ? moved.finishedAt.toISOString() : null,
+      result: moved.result === null || moved.result === undefined ? null : JSON.stringify(moved.result),
+      error: moved.error ? JSON.stringify(moved.error) : null,
+      runId: moved.runId,
+      history: JSON.stringify(moved.history),
+    });
+    const pending = this.pendingEvents.get(tx);
+    if (pending) pending.push(...events);
+    else this.pendingEvents.set(tx, [...events]);
+    return moved;
+  }
+
+  /** One move of a locked row, written ({@link applyMove} then {@link save}). */
+  private async move(
+    tx: Tx,
+    row: InvocationRow,
+    to: InvocationStatus,
+    extra: Parameters<InvocationService['applyMove']>[2] = {},
+  ): Promise<InvocationRow> {
+    return this.save(tx, this.applyMove(row, to, extra));
+  }
+
+  /**
+   * Appends the stream events of the moves `tx` wrote, under the event-log lock: call it last in the transaction
+   * (the run engine calls it at the end of its flush, the other writers before they commit).
+   */
+  async flushEvents(tx: Tx): Promise<void> {
+    const events = this.pendingEvents.get(tx);
+    if (!events || events.length === 0) return;
+    this.pendingEvents.delete(tx);
+    await appendInvocationEvents(tx, events, this.clock.now());
   }
 
   private async lock(tx: Tx, id: string) {
@@ -525,24 +612,25 @@ export class InvocationService {
 
   /**
    * The dispatch job: an `accepted` invocation becomes `dispatching`, its run starts, and it is `running` (or ends
-   * at once when the target cannot start, or when its run already ended).
+   * at once when the target cannot start, or when its run already ended). Instant agents (no I/O) run in this
+   * transaction ({@link RunEngine.start} `inline`), so such a job ends here: accepted, dispatching, running and its
+   * outcome commit together, each move recorded, in one write of the row and one append of its events.
    */
   async dispatch(id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      let row = await this.lock(tx, id);
-      if (row?.status !== 'accepted') return;
+      const [found] = await lockForDispatchStatement.rows(tx, { id });
+      const locked = found ? rowOf(invocations, found, 'i_') : undefined;
+      if (!found || locked?.status !== 'accepted') return;
+      let row = locked;
       if (row.deadlineAt <= this.clock.now()) {
         await this.move(tx, row, 'timed_out', {
           error: { code: 'timed_out', message: 'The endpoint timeout passed before dispatch.' },
         });
+        await this.flushEvents(tx);
         return;
       }
-      // The run starts first and the moves are written last: a move takes the event log's lock (held until
-      // commit), so starting the run under it would queue every other invocation's moves behind this run's start.
-      const found = await this.endpoints.release(row.releaseId, tx);
-      const endpoint = await this.endpoints.withRelease(row.endpointId, tx);
-      const settings = found!.settings;
-      const scope = { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId };
+      const settings = found.settings as EndpointSettingsRecord;
+      const scope = { tenant: found.tenant as string, namespace: found.namespace as string };
       let input: Record<string, unknown>;
       if (row.kind === 'job')
         input = {
@@ -553,27 +641,42 @@ export class InvocationService {
         };
       else {
         // A conversation's turns run one after another: a turn whose predecessor is still live waits (accepted);
-        // the predecessor's end dispatches it (see `move`).
+        // the predecessor's end dispatches it (see `save`).
         const history = await this.conversationHistory(tx, row);
         if (!history) return;
         input = { message: row.input, conversationId: row.conversationId, turn: row.turn, history };
       }
-      let run: RunRow;
+      // The target is resolved before anything is written: a target that cannot start (missing, unpublished) ends
+      // the invocation `failed`, and nothing else of the run is written.
+      let plan: Awaited<ReturnType<OrchestrationService['runPlan']>>;
       try {
-        await tx.execute(sql`savepoint invocation_start`);
-        run = await this.orchestration.startRun(scope, null, { target: targetOf(settings), input }, {}, tx);
-        await tx.execute(sql`release savepoint invocation_start`);
+        plan = await this.orchestration.runPlan(scope, targetOf(settings), tx);
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
-        await tx.execute(sql`rollback to savepoint invocation_start`);
-        row = await this.move(tx, row, 'dispatching');
-        await this.move(tx, row, 'failed', { error: { code: 'target_unavailable', message: err.message } });
+        row = this.applyMove(row, 'dispatching');
+        await this.save(
+          tx,
+          this.applyMove(row, 'failed', { error: { code: 'target_unavailable', message: err.message } }),
+        );
+        await this.flushEvents(tx);
         return;
       }
-      row = await this.move(tx, row, 'dispatching');
-      row = await this.move(tx, row, 'running', { runId: run.id });
-      if (run.status === 'waiting') row = await this.move(tx, row, 'waiting');
-      if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
+      // This transaction settles its own invocation when the run ends inside it: the run observer leaves it alone.
+      this.dispatching.add(tx);
+      let run: RunRow;
+      try {
+        run = await this.engine.start(tx, { scope, ...plan, input, createdBy: null }, { inline: true });
+      } finally {
+        this.dispatching.delete(tx);
+      }
+      row = this.applyMove(row, 'dispatching');
+      row = this.applyMove(row, 'running', { runId: run.id });
+      if (run.status === 'waiting') row = this.applyMove(row, 'waiting');
+      if (['completed', 'failed', 'cancelled'].includes(run.status)) row = this.outcome(row, run, settings);
+      await this.save(tx, row);
+      // A job left running gets its timeout job (a turn got it at acceptance).
+      if (row.kind === 'job' && !isTerminalInvocation(row.status)) await this.scheduleTimeout(tx, row);
+      await this.flushEvents(tx);
     });
   }
 
@@ -628,44 +731,48 @@ export class InvocationService {
   /** The run status observer: a live run's `running` <-> `waiting` moves are its invocation's moves. */
   async onRunStatusChanged(tx: Tx, run: RunRow): Promise<void> {
     if (run.status !== 'running' && run.status !== 'waiting') return;
-    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
-    if (found && (found.status === 'running' || found.status === 'waiting') && found.status !== run.status)
-      await this.move(tx, found, run.status);
+    if (this.dispatching.has(tx)) return;
+    const [found] = await lockByRunStatement.rows(tx, { runId: run.id });
+    const row = found ? rowOf(invocations, found, 'i_') : undefined;
+    if (row && (row.status === 'running' || row.status === 'waiting') && row.status !== run.status)
+      await this.move(tx, row, run.status);
   }
 
   /** The run observer: a finished run ends its invocation (output validated against the output schema). */
   async onRunFinished(tx: Tx, run: RunRow): Promise<void> {
-    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
-    if (!found) return;
-    await this.finish(tx, found, run);
+    if (this.dispatching.has(tx)) return;
+    const [found] = await lockByRunStatement.rows(tx, { runId: run.id });
+    const row = found ? rowOf(invocations, found, 'i_') : undefined;
+    if (!row || isTerminalInvocation(row.status)) return;
+    await this.save(tx, this.outcome(row, run, found!.settings as EndpointSettingsRecord));
   }
 
-  private async finish(tx: Tx, row: InvocationRow, run: RunRow): Promise<void> {
-    if (isTerminalInvocation(row.status)) return;
-    if (run.status === 'cancelled' || row.status === 'cancel_requested') {
-      await this.move(tx, row, 'cancelled', {
+  /**
+   * The move that ends a live invocation whose run finished (in memory; {@link save} writes it): `cancelled` when
+   * the run was cancelled or a cancel was requested, `failed` with the run's error, `failed` with
+   * `output_schema_mismatch` when the output breaks the release's output schema, else `completed` with the output.
+   */
+  private outcome(row: InvocationRow, run: RunRow, settings: EndpointSettingsRecord): InvocationRow {
+    if (run.status === 'cancelled' || row.status === 'cancel_requested')
+      return this.applyMove(row, 'cancelled', {
         error: { code: 'cancelled', message: 'The invocation was cancelled.' },
       });
-      return;
-    }
     if (run.status === 'failed') {
       const error = (run.error as { code?: string; message?: string } | null) ?? {};
-      await this.move(tx, row, 'failed', {
+      return this.applyMove(row, 'failed', {
         error: { code: error.code ?? 'run_failed', message: error.message ?? 'The target failed.' },
       });
-      return;
     }
-    const release = await this.endpoints.release(row.releaseId, tx);
     const output = run.output ?? null;
     const issues: FieldIssue[] = validateAgainst(
       `out:${row.releaseId}`,
-      release!.settings.outputSchema,
+      settings.outputSchema,
       output,
       'result',
       '',
     );
-    if (issues.length > 0) {
-      await this.move(tx, row, 'failed', {
+    if (issues.length > 0)
+      return this.applyMove(row, 'failed', {
         error: {
           code: 'output_schema_mismatch',
           message: `The target's output does not match the endpoint's output schema: ${issues
@@ -674,9 +781,7 @@ export class InvocationService {
           details: { issues: issues.map((i) => ({ field: i.field, message: i.message })) },
         },
       });
-      return;
-    }
-    await this.move(tx, row, 'completed', { result: output });
+    return this.applyMove(row, 'completed', { result: output });
   }
 
   /**
@@ -694,9 +799,11 @@ export class InvocationService {
         await this.move(tx, row, 'cancelled', {
           error: { code: 'cancelled', message: 'Cancelled before it ran.' },
         });
+        await this.flushEvents(tx);
         return undefined;
       }
       await this.move(tx, row, 'cancel_requested');
+      await this.flushEvents(tx);
       return row;
     });
     if (runToCancel) await this.stopRun(runToCancel);
@@ -723,7 +830,63 @@ export class InvocationService {
         await this.move(tx, locked, 'cancelled', {
           error: { code: 'cancelled', message: 'The invocation was cancelled.' },
         });
+      await this.flushEvents(tx);
     });
+  }
+
+  /**
+   * Queues the invocation's timeout job (`agent-gateway:invocation-timeout`, job key `timeout:<id>`) to run when its
+   * deadline comes: the time left on the injected clock, counted from the database's now (Graphile Worker runs jobs
+   * by the database clock). Call it inside the transaction that leaves the invocation live.
+   */
+  private async scheduleTimeout(tx: Tx, row: Pick<InvocationRow, 'id' | 'deadlineAt'>): Promise<void> {
+    const left = row.deadlineAt.getTime() - this.clock.now().getTime();
+    const dbNow = await databaseNow(tx);
+    await invocationTimeoutTask.enqueue(
+      tx,
+      { invocationId: row.id },
+      { jobKey: `timeout:${row.id}`, runAt: new Date(dbNow.getTime() + Math.max(0, left)) },
+    );
+  }
+
+  /**
+   * The timeout job, and the sweep for each invocation past its deadline: a live invocation whose deadline passed
+   * on the injected clock ends `timed_out` and its run is cancelled; one whose deadline is still ahead (the job ran
+   * early: another clock) is looked at again when the time left has passed.
+   * @returns what happened: `timed_out`, `not_due` (rescheduled) or `ended` (nothing to do).
+   */
+  async timeOutIfDue(id: string): Promise<'timed_out' | 'not_due' | 'ended'> {
+    const outcome = await this.db.transaction(async (tx) => {
+      const [found] = await lockForDispatchStatement.rows(tx, { id });
+      const row = found ? rowOf(invocations, found, 'i_') : undefined;
+      if (!row || isTerminalInvocation(row.status)) return { result: 'ended' as const };
+      if (row.deadlineAt > this.clock.now()) {
+        await this.scheduleTimeout(tx, row);
+        return { result: 'not_due' as const };
+      }
+      const settings = found!.settings as EndpointSettingsRecord;
+      const moved = await this.move(tx, row, 'timed_out', {
+        error: { code: 'timed_out', message: `The endpoint timeout of ${settings.timeoutSeconds} s passed.` },
+      });
+      await this.flushEvents(tx);
+      return {
+        result: 'timed_out' as const,
+        stop: moved.runId
+          ? {
+              runId: moved.runId,
+              scope: { tenant: found!.tenant as string, namespace: found!.namespace as string },
+            }
+          : undefined,
+      };
+    });
+    if (outcome.result === 'timed_out' && outcome.stop)
+      await this.engine
+        .cancel(outcome.stop.scope, outcome.stop.runId, `invocation ${id} (timed out)`)
+        .catch((err: unknown) => {
+          // The run ended meanwhile.
+          if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        });
+    return outcome.result;
   }
 
   /**
@@ -760,32 +923,7 @@ export class InvocationService {
       )
       .limit(1000);
     let timedOut = 0;
-    for (const { id } of due) {
-      const stopped = await this.db.transaction(async (tx) => {
-        const row = await this.lock(tx, id);
-        if (!row || isTerminalInvocation(row.status)) return undefined;
-        timedOut += 1;
-        const release = await this.endpoints.release(row.releaseId, tx);
-        return this.move(tx, row, 'timed_out', {
-          error: {
-            code: 'timed_out',
-            message: `The endpoint timeout of ${release!.settings.timeoutSeconds} s passed.`,
-          },
-        });
-      });
-      if (stopped?.runId) {
-        const endpoint = await this.endpoints.withRelease(stopped.endpointId);
-        await this.engine
-          .cancel(
-            { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId },
-            stopped.runId,
-            `invocation ${stopped.id} (timed out)`,
-          )
-          .catch((err: unknown) => {
-            if (!(err instanceof ApiError) || err.status >= 500) throw err;
-          });
-      }
-    }
+    for (const { id } of due) if ((await this.timeOutIfDue(id)) === 'timed_out') timedOut += 1;
     const before = new Date(now.getTime() - this.settings.eventRetentionSeconds * 1000);
     const prunedEvents = await this.db.transaction(async (tx) => {
       const old = await tx
