@@ -248,6 +248,52 @@ describe('schemas both ways', () => {
     assert.equal(missing.statusCode, 400);
   });
 
+  test('patterns run on RE2 (linear time): a catastrophic pattern is safe; lookaround is refused when saved', {
+    timeout: 30_000,
+  }, async () => {
+    const ep = await endpoint({
+      targetId: await agent({ ok: true }),
+      inputSchema: {
+        type: 'object',
+        properties: {
+          evil: { type: 'string', pattern: '^(a+)+$' },
+          code: { type: 'string', pattern: '^[0-9]{3}$' },
+        },
+        patternProperties: { '^(x+x+)+y$': { type: 'integer' } },
+      },
+    });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    // On JavaScript's backtracking engine each of these takes longer than the test's timeout (2^40 paths).
+    const started = performance.now();
+    const evil = await submit(ep.slug, cred, {
+      title: 't',
+      input: { evil: `${'a'.repeat(40)}b`, code: '12', [`${'x'.repeat(40)}y`]: 'not an integer' },
+    });
+    const elapsed = performance.now() - started;
+    assert.equal(evil.statusCode, 400, evil.body);
+    assert.deepEqual(
+      evil
+        .json()
+        .details.issues.map((i: { field: string }) => i.field)
+        .sort(),
+      ['body.input.code', 'body.input.evil', `body.input.${'x'.repeat(40)}y`],
+    );
+    assert.ok(elapsed < 5000, `validated in ${elapsed.toFixed(0)} ms`);
+    // Two patterns of one schema are two expressions (ajv keys compiled patterns by their text).
+    const ok = await submit(ep.slug, cred, { title: 't', input: { evil: 'aaa', code: '123', xxy: 1 } });
+    assert.equal(ok.statusCode, 202, ok.body);
+    const lookahead = await api('POST', '/api/v1/endpoints', {
+      slug: `lookahead-${++n}`,
+      invocationMode: 'job',
+      targetType: 'agent',
+      targetId: await agent({ ok: true }),
+      inputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '^(?=a)a$' } } },
+    });
+    assert.equal(lookahead.statusCode, 400, lookahead.body);
+    assert.match(lookahead.json().details.issues[0].message, /regexp|pattern/i);
+  });
+
   test('ajv does not keep the schemas of evicted validators', async () => {
     const { ajvCachedSchemas, schemaIssues } = await import('../endpoints/endpoint-settings.ts');
     const start = ajvCachedSchemas();
@@ -471,6 +517,83 @@ describe('states', () => {
       never.history.map((m: { status: string }) => m.status),
       ['accepted', 'timed_out'],
     );
+  });
+});
+
+describe('timeout at the deadline', () => {
+  test('a job left running gets a timeout job at its deadline: it ends the invocation then, not before, with no sweep', async () => {
+    const remote = await agent(
+      { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
+      'remote',
+    );
+    const ep = await endpoint({ targetId: remote, timeoutSeconds: 30 });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 'slow', input: {} })).json();
+    await h.platform.runDueJobs();
+    assert.equal((await status(ack.statusUrl, cred)).status, 'waiting');
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: h.platform.database.url });
+    await client.connect();
+    const jobKey = `agent-gateway:invocation-timeout:timeout:${ack.invocationId}`;
+    // Seconds until the job runs, by the database clock; then the passing of that time, for Graphile Worker.
+    const secondsLeft = async () =>
+      Number(
+        (
+          await client.query(
+            'select extract(epoch from run_at - now()) as s from graphile_worker._private_jobs where key = $1',
+            [jobKey],
+          )
+        ).rows[0]?.s,
+      );
+    const timePasses = () =>
+      client.query('update graphile_worker._private_jobs set run_at = now() where key = $1', [jobKey]);
+    try {
+      const left = await secondsLeft();
+      assert.ok(
+        left > 25 && left <= 30,
+        `the job runs at the deadline, 30 s after acceptance (${left} s left)`,
+      );
+      // Run early (by the database clock) while the injected clock is before the deadline: nothing ends.
+      clock.advance(20_000);
+      await timePasses();
+      await h.platform.runDueJobs();
+      assert.equal((await status(ack.statusUrl, cred)).status, 'waiting', 'not before the deadline');
+      const again = await secondsLeft();
+      assert.ok(again > 5 && again <= 10, `looked at again when the 10 s left have passed (${again} s)`);
+      // At the deadline on the injected clock, the job (not the minute sweep) ends it.
+      clock.advance(10_000);
+      await timePasses();
+      await h.platform.runDueJobs();
+      const out = await status(ack.statusUrl, cred);
+      assert.equal(out.status, 'timed_out');
+      assert.equal(out.error.code, 'timed_out');
+      assert.equal(out.history.at(-1).at, clock.now().toISOString(), 'at the deadline');
+      const run = (await api('GET', `/api/v1/orchestration-runs/${out.runId}`)).json();
+      assert.equal(run.run.status, 'cancelled', "the timed-out invocation's run is cancelled");
+      assert.ok(Number.isNaN(await secondsLeft()), 'the timeout job is done');
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('an instant target ends in its dispatch and leaves no timeout job', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 'fast', input: {} })).json();
+    await h.platform.runDueJobs();
+    const done = await status(ack.statusUrl, cred);
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(
+      done.history.map((m: { status: string }) => m.status),
+      ['accepted', 'dispatching', 'running', 'completed'],
+    );
+    const jobs = await h.platform.booted.database.pool.query(
+      'select key from graphile_worker._private_jobs where key like $1',
+      [`%${ack.invocationId}%`],
+    );
+    assert.deepEqual(jobs.rows, []);
   });
 });
 
