@@ -447,6 +447,59 @@ describe('idempotency', () => {
     const ids = new Set(raced.map((r) => r.json().invocationId));
     assert.equal(ids.size, 1, 'every racer got the first answer');
   });
+
+  test('a retry sent while the first request is still in flight waits for it and replays its answer (forced overlap)', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const pg = await import('pg');
+    const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
+    const watcher = new pg.default.Client({ connectionString: h.platform.database.url });
+    await blocker.connect();
+    await watcher.connect();
+    /** Waits until `n` sessions wait for a lock of `kind` (pg_locks), or fails after 10 s. */
+    const waitersOf = async (kind: 'relation' | 'transactionid', n: number) => {
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await watcher.query(
+          `select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+            where not l.granted and l.locktype = $1 and a.datname = current_database()`,
+          [kind],
+        );
+        if (rows[0].n >= n) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.fail(`no session waited for a ${kind} lock`);
+    };
+    try {
+      // Hold the first request inside its transaction, after it claimed the key: its invocation insert waits for a
+      // lock this session holds on the table.
+      await blocker.query('begin');
+      await blocker.query('lock table agent_gateway.invocations in share mode');
+      const body = { title: 'in flight', input: { n: 1 } };
+      const first = submit(ep.slug, cred, body, 'in-flight-key');
+      await waitersOf('relation', 1);
+      // The retry: the key's record is not committed, so it cannot be read; its claim waits for the first one's
+      // transaction (the claimed row's lock).
+      const retry = submit(ep.slug, cred, body, 'in-flight-key');
+      await waitersOf('transactionid', 1);
+      await blocker.query('commit');
+      const [a, b] = await Promise.all([first, retry]);
+      assert.equal(a.statusCode, 202, a.body);
+      assert.equal(b.statusCode, 202, b.body);
+      assert.equal(a.headers['idempotency-replayed'], undefined);
+      assert.equal(b.headers['idempotency-replayed'], 'true');
+      assert.deepEqual(b.json(), a.json(), 'the retry replays the first answer');
+      const { rows } = await watcher.query(
+        `select count(*)::int as n from agent_gateway.invocations where endpoint_id = $1 and title = 'in flight'`,
+        [ep.id],
+      );
+      assert.equal(rows[0].n, 1, 'one invocation');
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      await blocker.end();
+      await watcher.end();
+    }
+  });
 });
 
 describe('states', () => {
