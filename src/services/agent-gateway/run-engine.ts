@@ -109,6 +109,9 @@ export interface StartRun {
   parentStepId?: string;
   issueId?: string;
   automationId?: string;
+  /** The endpoint invocation this run executes, and its conversation (its sub-runs inherit both). */
+  invocationId?: string;
+  invocationConversationId?: string;
   triggerDepth?: number;
   /** Agents of the scope already read in this transaction (the target agent), so an inline step reads none again. */
   agents?: readonly AgentRow[];
@@ -134,6 +137,13 @@ export interface RunLookups {
 
 /** Called in the transaction that finished a run (issues take the result, automations hear `run.completed`). */
 export type RunObserver = (tx: Tx, run: RunRow) => Promise<void>;
+
+/** Sees the events of a flush (in order) and the runs of its transaction's unit, by id. */
+export type RunEventsHook = (
+  tx: Tx,
+  events: readonly NewRunEvent[],
+  runs: ReadonlyMap<string, { row: RunRow }>,
+) => void;
 
 /** One transaction's work on runs: the runs it locked (changed in memory, written at the end) and its events. */
 class Unit {
@@ -169,6 +179,7 @@ export class RunEngine {
   private readonly observers: RunObserver[] = [];
   private readonly statusObservers: RunObserver[] = [];
   private readonly flushHooks: ((tx: Tx) => Promise<void>)[] = [];
+  private readonly eventHooks: RunEventsHook[] = [];
 
   constructor(
     private readonly db: Db,
@@ -186,6 +197,14 @@ export class RunEngine {
   /** Adds an observer of a live run's status moves (`running` <-> `waiting`), called in the moving transaction. */
   onStatusChanged(observer: RunObserver): void {
     this.statusObservers.push(observer);
+  }
+
+  /**
+   * Adds a hook that sees the run events of every flush before they are appended, with the runs they belong to (an
+   * invocation's stream forwards its run's progress). It must not write: it queues.
+   */
+  onEvents(hook: RunEventsHook): void {
+    this.eventHooks.push(hook);
   }
 
   /**
@@ -230,6 +249,8 @@ export class RunEngine {
       parentStepId: input.parentStepId ?? null,
       issueId: input.issueId ?? null,
       automationId: input.automationId ?? null,
+      invocationId: input.invocationId ?? null,
+      invocationConversationId: input.invocationConversationId ?? null,
       triggerDepth: input.triggerDepth ?? 0,
       createdBy: input.createdBy,
       createdAt: unit.now,
@@ -638,6 +659,8 @@ export class RunEngine {
       parentRunId: run.id,
       parentStepId: step.id,
       triggerDepth: run.triggerDepth,
+      invocationId: run.invocationId ?? undefined,
+      invocationConversationId: run.invocationConversationId ?? undefined,
     });
     await this.updateStep(unit, step.id, { wait: { kind: 'subrun', runId: child.id } });
     unit.event(
@@ -767,6 +790,7 @@ export class RunEngine {
    * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
    */
   private async flush(unit: Unit): Promise<void> {
+    const observe: [RunObserver[], RunRow][] = [];
     for (const { row: run, wasTerminal, wasStatus } of unit.runs.values()) {
       if (!isTerminal(run.status)) await this.settle(unit, run);
       await saveRunStatement.rows(unit.tx, {
@@ -784,11 +808,14 @@ export class RunEngine {
           run.status === 'completed' ? { output: run.output } : { error: run.error },
         );
         if (run.parentStepId) await resumeStepTask.enqueue(unit.tx, { stepId: run.parentStepId });
-        for (const observer of this.observers) await observer(unit.tx, run);
+        observe.push([this.observers, run]);
       } else if (!isTerminal(run.status) && run.status !== wasStatus) {
-        for (const observer of this.statusObservers) await observer(unit.tx, run);
+        observe.push([this.statusObservers, run]);
       }
     }
+    // The events first (an invocation's progress precedes the status move its observer makes), then the observers.
+    for (const hook of this.eventHooks) hook(unit.tx, unit.events, unit.runs);
+    for (const [observers, run] of observe) for (const observer of observers) await observer(unit.tx, run);
     await appendRunEvents(unit.tx, unit.events, unit.now);
     for (const hook of this.flushHooks) await hook(unit.tx);
   }

@@ -43,6 +43,7 @@ import {
 import type { OrchestrationService } from '../orchestration.ts';
 import { rowOf, selectColumns } from '../queries.ts';
 import type { RunEngine, RunRow } from '../run-engine.ts';
+import type { NewRunEvent } from '../run-events.ts';
 import { appendInvocationEvents, type InvocationEventRow } from './invocation-events.ts';
 import { dispatchInvocationTask, invocationTimeoutTask } from './invocation-jobs.ts';
 
@@ -117,6 +118,20 @@ function targetOf(settings: EndpointSettingsRecord) {
 }
 
 type NewInvocationEvent = Omit<InvocationEventRow, 'id' | 'createdAt'>;
+
+/** The run-event fields an invocation's `progress` event carries (the rest stays on the run's own events). */
+const PROGRESS_FIELDS = [
+  'nodeType',
+  'attempt',
+  'agentId',
+  'index',
+  'approvalId',
+  'decision',
+  'dueAt',
+  'signal',
+  'childRunId',
+  'executionId',
+] as const;
 
 /** The database's clock (`now()`: the transaction's start), by which Graphile Worker runs scheduled jobs. */
 async function databaseNow(tx: Tx): Promise<Date> {
@@ -595,10 +610,51 @@ export class InvocationService {
   }
 
   /**
-   * Appends the stream events of the moves `tx` wrote, under the event-log lock: call it last in the transaction
-   * (the run engine calls it at the end of its flush, the other writers before they commit).
+   * The run-events hook (spec E "Event streams": invocation progress is delivered on `eventsUrl`): each event of a
+   * run that executes an invocation (or of its sub-runs) is queued as that invocation's `progress` event, in order,
+   * before the status move the run's change makes. Its data names the run event and where it happened (`type`,
+   * `runId`, `stepId`, `nodeId`, `at`) with the step's kind and attempt, the agent, the approval, timer, signal,
+   * sub-run or execution it waits for, and a failure's code and message; never inputs, outputs, tool arguments or
+   * results, texts or user ids (the result is read from the status view).
    */
-  async flushEvents(tx: Tx): Promise<void> {
+  queueProgress(tx: Tx, events: readonly NewRunEvent[], runs: ReadonlyMap<string, { row: RunRow }>): void {
+    const at = this.clock.now().toISOString();
+    const queued: NewInvocationEvent[] = [];
+    for (const event of events) {
+      const run = runs.get(event.runId)?.row;
+      if (!run?.invocationId) continue;
+      const data: Record<string, unknown> = {
+        invocationId: run.invocationId,
+        type: event.type,
+        runId: event.runId,
+        stepId: event.stepId ?? null,
+        nodeId: event.nodeId ?? null,
+        at,
+      };
+      for (const field of PROGRESS_FIELDS)
+        if (event.data[field] !== undefined) data[field] = event.data[field];
+      const error = event.data.error as { code?: unknown; message?: unknown } | null | undefined;
+      if (error && typeof error === 'object') data.error = { code: error.code, message: error.message };
+      queued.push({
+        invocationId: run.invocationId,
+        conversationId: run.invocationConversationId,
+        type: 'progress',
+        data,
+      });
+    }
+    if (queued.length === 0) return;
+    const pending = this.pendingEvents.get(tx);
+    if (pending) pending.push(...queued);
+    else this.pendingEvents.set(tx, queued);
+  }
+
+  /**
+   * Appends the stream events of the moves `tx` wrote, under the event-log lock: call it last in the transaction
+   * (the run engine calls it at the end of its flush, the other writers before they commit; a dispatch appends its
+   * own at its end).
+   */
+  async flushEvents(tx: Tx, fromEngine = false): Promise<void> {
+    if (fromEngine && this.dispatching.has(tx)) return;
     const events = this.pendingEvents.get(tx);
     if (!events || events.length === 0) return;
     this.pendingEvents.delete(tx);
@@ -661,16 +717,31 @@ export class InvocationService {
         await this.flushEvents(tx);
         return;
       }
-      // This transaction settles its own invocation when the run ends inside it: the run observer leaves it alone.
+      // This transaction settles its own invocation when the run ends inside it: the run observer leaves it alone,
+      // and its progress events wait here, to follow the `running` move.
       this.dispatching.add(tx);
       let run: RunRow;
       try {
-        run = await this.engine.start(tx, { scope, ...plan, input, createdBy: null }, { inline: true });
+        run = await this.engine.start(
+          tx,
+          {
+            scope,
+            ...plan,
+            input,
+            createdBy: null,
+            invocationId: row.id,
+            invocationConversationId: row.conversationId ?? undefined,
+          },
+          { inline: true },
+        );
       } finally {
         this.dispatching.delete(tx);
       }
+      const progress = this.pendingEvents.get(tx) ?? [];
+      this.pendingEvents.delete(tx);
       row = this.applyMove(row, 'dispatching');
       row = this.applyMove(row, 'running', { runId: run.id });
+      this.movesOf.get(row)!.push(...progress);
       if (run.status === 'waiting') row = this.applyMove(row, 'waiting');
       if (['completed', 'failed', 'cancelled'].includes(run.status)) row = this.outcome(row, run, settings);
       await this.save(tx, row);

@@ -78,7 +78,8 @@ export function setupEndpointsAndInvocations(
   );
   deps.engine.onFinished((tx, run) => invocations.onRunFinished(tx, run));
   deps.engine.onStatusChanged((tx, run) => invocations.onRunStatusChanged(tx, run));
-  deps.engine.onFlushed((tx) => invocations.flushEvents(tx));
+  deps.engine.onEvents((tx, events, runs) => invocations.queueProgress(tx, events, runs));
+  deps.engine.onFlushed((tx) => invocations.flushEvents(tx, true));
   const feed = createInvocationFeed(ctx.db, ctx.logger);
   let stopFeed: (() => Promise<void>) | undefined;
   const jobDeps = { invocations, logger: ctx.logger };

@@ -681,6 +681,10 @@ describe('lost dispatch', () => {
   });
 });
 
+/** The `status` frames of a stream (the run's `progress` frames left out). */
+const statusFrames = <T extends { event: string | undefined }>(all: T[]) =>
+  all.filter((f) => f.event === 'status');
+
 /** Reads an SSE body into frames. */
 function frames(text: string) {
   return text
@@ -712,20 +716,21 @@ describe('event streams', () => {
     const all = await sse();
     assert.equal(all.statusCode, 200);
     assert.match(String(all.headers['content-type']), /text\/event-stream/);
-    const got = frames(all.body);
+    const everything = frames(all.body);
+    const got = statusFrames(everything);
     assert.deepEqual(
       got.map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],
     );
-    assert.ok(got.every((f) => f.event === 'status' && Number.isInteger(f.id)));
+    assert.ok(everything.every((f) => ['status', 'progress'].includes(f.event!) && Number.isInteger(f.id)));
     const resumed = frames((await sse({ 'last-event-id': String(got[1]!.id) }, `?after=${got[0]!.id}`)).body);
     assert.deepEqual(
-      resumed.map((f) => f.data.status),
+      statusFrames(resumed).map((f) => f.data.status),
       ['running', 'completed'],
     );
     const afterOnly = frames((await sse({}, `?after=${got[2]!.id}`)).body);
     assert.deepEqual(
-      afterOnly.map((f) => f.data.status),
+      statusFrames(afterOnly).map((f) => f.data.status),
       ['completed'],
     );
     // A resume at the terminal event ends at once (an open stream would keep this inject waiting).
@@ -751,6 +756,59 @@ describe('event streams', () => {
     assert.equal((await status(ack.statusUrl, cred)).status, 'completed', 'the status view still tells');
     // The user's session ended with the day the clock moved: sign in again for the next tests.
     admin = (await h.user('admin', { tenant: 'demo', namespace: 'default' })).token;
+  });
+
+  test("the stream carries the run's progress between running and the outcome, without payloads", async () => {
+    const ep = await endpoint({ targetId: await agent({ secret: '{{ input.input.word }}' }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 't', input: { word: 'classified' } })).json();
+    const done = await settle(ack.statusUrl, cred);
+    assert.deepEqual(done.result, { secret: 'classified' });
+    const all = frames(
+      (await app().inject({ url: ack.eventsUrl, headers: { accept: 'text/event-stream', ...cred } })).body,
+    );
+    assert.deepEqual(
+      all.map((f) => (f.event === 'status' ? f.data.status : f.data.type)),
+      [
+        'accepted',
+        'dispatching',
+        'running',
+        'run.created',
+        'step.completed',
+        'step.queued',
+        'step.started',
+        'agent.output',
+        'step.completed',
+        'step.completed',
+        'run.completed',
+        'completed',
+      ],
+    );
+    const progress = all.filter((f) => f.event === 'progress');
+    assert.ok(progress.every((f) => f.data.invocationId === ack.invocationId && f.data.runId === done.runId));
+    assert.deepEqual(
+      progress.map((f) => f.data.nodeId),
+      [null, 'start', 'agent', 'agent', 'agent', 'agent', 'end', null],
+    );
+    assert.equal(progress[3]!.data.attempt, 1, 'step.started carries the attempt');
+    assert.ok(
+      !JSON.stringify(progress).includes('classified'),
+      'no input, output or text in progress events',
+    );
+    // A resume from a progress event goes on from there.
+    const resumed = frames(
+      (
+        await app().inject({
+          url: ack.eventsUrl,
+          headers: { accept: 'text/event-stream', 'last-event-id': String(progress[5]!.id), ...cred },
+        })
+      ).body,
+    );
+    assert.deepEqual(
+      resumed.map((f) => f.id),
+      all.slice(9).map((f) => f.id),
+    );
   });
 
   test('a stream on another instance receives the events; a disconnected client does not stop the job', async () => {
@@ -779,7 +837,7 @@ describe('event streams', () => {
     assert.equal(done.status, 'completed');
     const delivered = frames((await remoteStream).body);
     assert.deepEqual(
-      delivered.map((f) => f.data.status),
+      statusFrames(delivered).map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],
     );
   });
@@ -964,7 +1022,7 @@ describe('stream credentials', () => {
         timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
       }),
     ]).finally(() => clearTimeout(timer));
-    const got = frames(res.body);
+    const got = statusFrames(frames(res.body));
     assert.deepEqual(
       got.map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],
