@@ -91,18 +91,29 @@ export function rowOf<T extends PgTable>(
  * @returns `run(executor, row)`, which inserts `row` (every property of the table's row type present).
  */
 export function insertRowStatement<T extends PgTable>(name: string, table: T) {
+  const insert = insertRowSql(table);
+  const statement = new NamedStatement<never>(name, insert.sql);
+  return {
+    async run(executor: Executor, row: T['$inferSelect']): Promise<void> {
+      await statement.rows(executor, insert.values(row));
+    },
+  };
+}
+
+/**
+ * The `insert into <table> (<every column>) values (<a placeholder each>)` of {@link insertRowStatement}, to build
+ * a larger prepared statement around it, and `values(row)`, the placeholder values of a row.
+ */
+export function insertRowSql<T extends PgTable>(table: T) {
   const columns = Object.entries(getTableColumns(table));
   const placeholders = columns.map(([key, column]) => {
     const type = column.getSQLType();
     return sql`${sql.placeholder(key)}::${sql.raw(type)}`;
   });
-  const statement = new NamedStatement<never>(
-    name,
-    sql`insert into ${table} (${sql.raw(columns.map(([, c]) => `"${c.name}"`).join(', '))})
-      values (${sql.join(placeholders, sql`, `)})`,
-  );
   return {
-    async run(executor: Executor, row: T['$inferSelect']): Promise<void> {
+    sql: sql`insert into ${table} (${sql.raw(columns.map(([, c]) => `"${c.name}"`).join(', '))})
+      values (${sql.join(placeholders, sql`, `)})`,
+    values(row: T['$inferSelect']): Record<string, unknown> {
       const values: Record<string, unknown> = {};
       for (const [key, column] of columns) {
         const value = (row as Record<string, unknown>)[key];
@@ -115,7 +126,7 @@ export function insertRowStatement<T extends PgTable>(name: string, table: T) {
                 ? value.toISOString()
                 : value;
       }
-      await statement.rows(executor, values);
+      return values;
     },
   };
 }

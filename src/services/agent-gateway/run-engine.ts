@@ -161,6 +161,9 @@ class Unit {
     public inlineSteps = 0,
   ) {}
 
+  /** Where the unit's events go instead of being appended by its flush ({@link RunEngine.start} `deferEvents`). */
+  deferEvents: NewRunEvent[] | undefined;
+
   /** Agents read in this unit's transaction, by id (only used while it runs steps inline). */
   readonly agents = new Map<string, AgentRow>();
 
@@ -223,8 +226,20 @@ export class RunEngine {
    * job would record it (`step.queued`, `step.started` with attempt 1, its output events, `step.completed`): a run of
    * such agents ends in the transaction that started it, without a job pickup per step. Other steps are queued.
    */
-  async start(tx: Tx, input: StartRun, options: { inline?: boolean } = {}): Promise<RunRow> {
+  async start(
+    tx: Tx,
+    input: StartRun,
+    options: {
+      inline?: boolean;
+      /**
+       * When given, the run events are put here instead of appended (and the flush hooks are not called): the
+       * caller appends them last in its transaction (a dispatch, with its invocation's events, in one statement).
+       */
+      deferEvents?: NewRunEvent[];
+    } = {},
+  ): Promise<RunRow> {
     const unit = new Unit(tx, this.clock.now(), options.inline ? MAX_CHAINED_STEPS : 0);
+    unit.deferEvents = options.deferEvents;
     for (const agent of input.agents ?? []) unit.agents.set(agent.id, agent);
     const run = await this.createRun(unit, input);
     await this.flush(unit);
@@ -816,6 +831,10 @@ export class RunEngine {
     // The events first (an invocation's progress precedes the status move its observer makes), then the observers.
     for (const hook of this.eventHooks) hook(unit.tx, unit.events, unit.runs);
     for (const [observers, run] of observe) for (const observer of observers) await observer(unit.tx, run);
+    if (unit.deferEvents) {
+      unit.deferEvents.push(...unit.events);
+      return;
+    }
     await appendRunEvents(unit.tx, unit.events, unit.now);
     for (const hook of this.flushHooks) await hook(unit.tx);
   }

@@ -30,18 +30,67 @@ export function eventAppendStatement(
   channel: string,
   columns: readonly [string, string][],
 ): NamedStatement<Record<string, never>> {
-  const names = columns.map(([c]) => c).join(', ');
-  const typed = columns.map(([c, t]) => `${c} ${t}`).join(', ');
-  const query: SQL = sql`with held as materialized (select ${EVENT_LOG_LOCK}),
-    inserted as (
-      insert into ${sql.raw(table)} (${sql.raw(names)}, created_at)
-      select ${sql.raw(columns.map(([c]) => `e.${c}`).join(', '))}, ${sql.placeholder('now')}::timestamptz
-      from held, rows from (jsonb_to_recordset(${sql.placeholder('events')}::jsonb) as (${sql.raw(typed)}))
+  return eventsAppendStatement(name, [{ table, channel, columns, placeholder: 'events' }]);
+}
+
+/** One event log of {@link eventsAppendStatement}: its table, channel, columns and the placeholder of its rows. */
+export interface EventLogTarget {
+  table: string;
+  channel: string;
+  columns: readonly [string, string][];
+  placeholder: string;
+}
+
+/**
+ * {@link eventAppendStatement} for several logs in one statement (one lock, each log's rows from its own JSON array,
+ * possibly empty, and each log's notification when it got rows): a transaction that writes both logs holds the lock
+ * for this one round trip before its commit.
+ */
+export function eventsAppendStatement(
+  name: string,
+  logs: readonly EventLogTarget[],
+): NamedStatement<Record<string, never>> {
+  const inserts = logs.map((log, i) => {
+    const names = log.columns.map(([c]) => c).join(', ');
+    const typed = log.columns.map(([c, t]) => `${c} ${t}`).join(', ');
+    return sql`, inserted${sql.raw(String(i))} as (
+      insert into ${sql.raw(log.table)} (${sql.raw(names)}, created_at)
+      select ${sql.raw(log.columns.map(([c]) => `e.${c}`).join(', '))}, ${sql.placeholder('now')}::timestamptz
+      from held, rows from (jsonb_to_recordset(${sql.placeholder(log.placeholder)}::jsonb) as (${sql.raw(typed)}))
         with ordinality as e(${sql.raw(names)}, n)
       order by e.n
-      returning id)
-    select pg_notify(${channel}, json_build_object('to', max(id))::text) from inserted`;
+      returning id)`;
+  });
+  const notifies = logs.map(
+    (log, i) =>
+      sql`select pg_notify(${log.channel}, json_build_object('to', max(id))::text)
+        from inserted${sql.raw(String(i))} having count(*) > 0`,
+  );
+  const query: SQL = sql`with held as materialized (select ${EVENT_LOG_LOCK})${sql.join(inserts, sql``)}
+    ${sql.join(notifies, sql` union all `)}`;
   return new NamedStatement(name, query);
+}
+
+/** The columns of run events, as their JSON rows name them. */
+export const RUN_EVENT_COLUMNS: readonly [string, string][] = [
+  ['run_id', 'text'],
+  ['step_id', 'text'],
+  ['node_id', 'text'],
+  ['type', 'text'],
+  ['data', 'jsonb'],
+];
+
+/** Run events as the JSON rows of the append statements. */
+export function runEventRows(events: readonly NewRunEvent[]): string {
+  return JSON.stringify(
+    events.map((e) => ({
+      run_id: e.runId,
+      step_id: e.stepId ?? null,
+      node_id: e.nodeId ?? null,
+      type: e.type,
+      data: e.data,
+    })),
+  );
 }
 
 /** The NOTIFY channel of committed run events. */
@@ -51,13 +100,7 @@ const appendRunEventsStatement = eventAppendStatement(
   'agent_gateway_append_run_events',
   'agent_gateway.run_events',
   RUN_EVENTS_CHANNEL,
-  [
-    ['run_id', 'text'],
-    ['step_id', 'text'],
-    ['node_id', 'text'],
-    ['type', 'text'],
-    ['data', 'jsonb'],
-  ],
+  RUN_EVENT_COLUMNS,
 );
 
 /** An event to append. */
@@ -90,18 +133,7 @@ export async function appendRunEvents(
   now: Date,
 ): Promise<void> {
   if (events.length === 0) return;
-  await appendRunEventsStatement.rows(tx, {
-    events: JSON.stringify(
-      events.map((e) => ({
-        run_id: e.runId,
-        step_id: e.stepId ?? null,
-        node_id: e.nodeId ?? null,
-        type: e.type,
-        data: e.data,
-      })),
-    ),
-    now: now.toISOString(),
-  });
+  await appendRunEventsStatement.rows(tx, { events: runEventRows(events), now: now.toISOString() });
 }
 
 /** The events of a run after `after` (an event id), oldest first, at most `limit`. */

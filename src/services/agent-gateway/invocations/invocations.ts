@@ -41,10 +41,14 @@ import {
   validateAgainst,
 } from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
-import { rowOf, selectColumns } from '../queries.ts';
+import { insertRowSql, rowOf, selectColumns } from '../queries.ts';
 import type { RunEngine, RunRow } from '../run-engine.ts';
 import type { NewRunEvent } from '../run-events.ts';
-import { appendInvocationEvents, type InvocationEventRow } from './invocation-events.ts';
+import {
+  appendInvocationEvents,
+  appendRunAndInvocationEvents,
+  type InvocationEventRow,
+} from './invocation-events.ts';
 import { dispatchInvocationTask, invocationTimeoutTask } from './invocation-jobs.ts';
 
 /** An invocation as stored (`agent_gateway.invocations`). */
@@ -154,6 +158,24 @@ const lockByRunStatement = new NamedStatement<Record<string, unknown>>(
   sql`select ${selectColumns(invocations, 'i', 'i_')}, r.settings as settings
     from ${invocations} i join ${endpointReleases} r on r.id = i.release_id
     where i.run_id = ${sql.placeholder('runId')} for update of i`,
+);
+
+const acceptInsert = insertRowSql(invocations);
+
+/**
+ * An accepted invocation and its dispatch job in one prepared statement (the job commits with the row): the job as
+ * `dispatchInvocationTask.enqueue(tx, {invocationId}, {jobKey: 'invocation:<id>'})` adds it, written in SQL so the
+ * statement text is fixed (the payload `{invocationId}` of an id this service made matches the task's schema).
+ */
+const acceptStatement = new NamedStatement<never>(
+  'agent_gateway_invocation_accept',
+  sql`with inserted as (${acceptInsert.sql} returning id)
+    select graphile_worker.add_job(
+      identifier => ${dispatchInvocationTask.name},
+      payload => json_build_object('invocationId', inserted.id),
+      job_key => ${`${dispatchInvocationTask.name}:invocation:`} || inserted.id,
+      job_key_mode => 'replace'
+    ) from inserted`,
 );
 
 /** Writes an invocation's moves: status, times, outcome, run and history. */
@@ -283,9 +305,9 @@ export class InvocationService {
     >,
   ): Promise<Pick<InvocationRow, 'id' | 'status' | 'conversationId'>> {
     const now = this.clock.now();
-    const inserted = tx
-      .insert(invocations)
-      .values({
+    await acceptStatement.rows(
+      tx,
+      acceptInsert.values({
         endpointId: endpoint.id,
         releaseId: release.id,
         ...values,
@@ -297,14 +319,10 @@ export class InvocationService {
         createdAt: now,
         updatedAt: now,
         finishedAt: null,
+        eventsPrunedThrough: 0,
         history: [{ status: 'accepted', at: now.toISOString() }],
-      })
-      .returning({ id: invocations.id });
-    const dispatch = dispatchInvocationTask.addJobCall(
-      { invocationId: values.id },
-      { jobKey: `invocation:${values.id}` },
+      }),
     );
-    await tx.execute(sql`with inserted as (${inserted.getSQL()}) select ${dispatch} from inserted`);
     // A turn may wait (accepted) behind its conversation's earlier turn: its timeout job starts at acceptance. A
     // job's starts with its dispatch, unless it ended there (most do: no job for them).
     if (values.kind === 'turn')
@@ -721,6 +739,7 @@ export class InvocationService {
       // and its progress events wait here, to follow the `running` move.
       this.dispatching.add(tx);
       let run: RunRow;
+      const runEvents: NewRunEvent[] = [];
       try {
         run = await this.engine.start(
           tx,
@@ -732,7 +751,7 @@ export class InvocationService {
             invocationId: row.id,
             invocationConversationId: row.conversationId ?? undefined,
           },
-          { inline: true },
+          { inline: true, deferEvents: runEvents },
         );
       } finally {
         this.dispatching.delete(tx);
@@ -747,7 +766,10 @@ export class InvocationService {
       await this.save(tx, row);
       // A job left running gets its timeout job (a turn got it at acceptance).
       if (row.kind === 'job' && !isTerminalInvocation(row.status)) await this.scheduleTimeout(tx, row);
-      await this.flushEvents(tx);
+      // Both logs in one statement, the last before the commit: the event-log lock is held for the least time.
+      const events = this.pendingEvents.get(tx) ?? [];
+      this.pendingEvents.delete(tx);
+      await appendRunAndInvocationEvents(tx, runEvents, events, this.clock.now());
     });
   }
 
