@@ -1022,7 +1022,10 @@ export class InvocationService {
       const old = await tx
         .select({ id: invocations.id })
         .from(invocations)
-        .where(and(lte(invocations.finishedAt, before), eq(invocations.eventsPrunedThrough, 0)))
+        // `= 0` written out, not a parameter: the partial index invocations_prune_idx (where events_pruned_through
+        // = 0) serves the query only when its plan knows the value.
+        .where(and(lte(invocations.finishedAt, before), sql`${invocations.eventsPrunedThrough} = 0`))
+        .orderBy(invocations.finishedAt)
         .limit(1000);
       if (old.length === 0) return 0;
       const ids = old.map((o) => o.id);

@@ -650,6 +650,24 @@ describe('timeout at the deadline', () => {
   });
 });
 
+describe('retention prune', () => {
+  test("the prune's read of finished invocations goes through the partial index on finished_at", async () => {
+    const client = await h.platform.booted.database.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query('set local enable_seqscan = off');
+      const plan = await client.query(
+        `explain select id from agent_gateway.invocations
+          where finished_at <= now() and events_pruned_through = 0 order by finished_at limit 1000`,
+      );
+      assert.match(plan.rows.map((r) => r['QUERY PLAN']).join('\n'), /invocations_prune_idx/);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+});
+
 describe('lost dispatch', () => {
   test('an invocation whose dispatch job is held by a dead worker is dispatched again by the sweep', async () => {
     const ep = await endpoint({ targetId: await agent({ ok: true }) });
