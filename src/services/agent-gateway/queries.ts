@@ -101,8 +101,9 @@ export function insertRowStatement<T extends PgTable>(name: string, table: T) {
 }
 
 /**
- * The `insert into <table> (<every column>) values (<a placeholder each>)` of {@link insertRowStatement}, to build
- * a larger prepared statement around it, and `values(row)`, the placeholder values of a row.
+ * The `insert into <table> (<every column>) values (<a placeholder each>)` of {@link insertRowStatement} (and its
+ * `insert ... select` form), to build a larger prepared statement around it, and `values(row)`, the placeholder
+ * values of a row.
  */
 export function insertRowSql<T extends PgTable>(table: T) {
   const columns = Object.entries(getTableColumns(table));
@@ -110,9 +111,11 @@ export function insertRowSql<T extends PgTable>(table: T) {
     const type = column.getSQLType();
     return sql`${sql.placeholder(key)}::${sql.raw(type)}`;
   });
+  const into = sql`insert into ${table} (${sql.raw(columns.map(([, c]) => `"${c.name}"`).join(', '))})`;
   return {
-    sql: sql`insert into ${table} (${sql.raw(columns.map(([, c]) => `"${c.name}"`).join(', '))})
-      values (${sql.join(placeholders, sql`, `)})`,
+    sql: sql`${into} values (${sql.join(placeholders, sql`, `)})`,
+    /** `insert into <table> (...) select <the placeholders>`: add a `from` (a CTE) to insert only with its rows. */
+    selectSql: sql`${into} select ${sql.join(placeholders, sql`, `)}`,
     values(row: T['$inferSelect']): Record<string, unknown> {
       const values: Record<string, unknown> = {};
       for (const [key, column] of columns) {

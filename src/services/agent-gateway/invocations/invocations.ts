@@ -20,7 +20,7 @@ import { and, asc, desc, eq, inArray, lt, lte, max, not, sql } from 'drizzle-orm
 import type { Clock } from '../../../platform/clock.ts';
 import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
-import type { IdempotencyStore } from '../../../platform/idempotency.ts';
+import { claimKeySql, type IdempotencyStore } from '../../../platform/idempotency.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import { invalidState, notFound } from '../agent-gateway-errors.ts';
 import {
@@ -178,6 +178,27 @@ const acceptStatement = new NamedStatement<never>(
     ) from inserted`,
 );
 
+/**
+ * A job submission in one statement (no transaction): the key's claim (the platform's rule, `claimKeySql`), guarded by
+ * the endpoint being still live on the release the job was checked against, then the invocation and its dispatch job
+ * (as {@link acceptStatement}) only with the claimed row. `claimed` is 0 when nothing was written.
+ */
+const submitStatement = new NamedStatement<{ claimed: number }>(
+  'agent_gateway_invocation_submit',
+  sql`with claimed as (${claimKeySql(
+    sql`exists (select 1 from ${endpoints} e where e.id = ${sql.placeholder('endpointId')}
+      and e.status <> 'disabled' and e.current_release_id = ${sql.placeholder('releaseId')})`,
+  )}),
+    inserted as (${acceptInsert.selectSql} from claimed returning id),
+    queued as (select graphile_worker.add_job(
+      identifier => ${dispatchInvocationTask.name},
+      payload => json_build_object('invocationId', inserted.id),
+      job_key => ${`${dispatchInvocationTask.name}:invocation:`} || inserted.id,
+      job_key_mode => 'replace'
+    ) from inserted)
+    select (select count(*) from queued)::int as claimed`,
+);
+
 /** Writes an invocation's moves: status, times, outcome, run and history. */
 const saveInvocationStatement = new NamedStatement<never>(
   'agent_gateway_invocation_save',
@@ -260,6 +281,18 @@ export class InvocationService {
     caller?: { principal: EndpointPrincipal; slug: string },
   ): Promise<{ endpoint: EndpointRow; release: ReleaseRow }> {
     const found = await this.endpoints.withRelease(endpointId, tx);
+    return this.admitted(found, endpointId, mode, value, field, caller);
+  }
+
+  /** {@link admit} on an endpoint read already. */
+  private admitted(
+    found: { endpoint: EndpointRow; release: ReleaseRow | null } | undefined,
+    endpointId: string,
+    mode: 'job' | 'conversation',
+    value: unknown,
+    field: string,
+    caller?: { principal: EndpointPrincipal; slug: string },
+  ): { endpoint: EndpointRow; release: ReleaseRow } {
     if (!found?.release) throw notFound('endpoint', caller?.slug ?? endpointId);
     const { endpoint, release } = found;
     if (caller) {
@@ -374,36 +407,69 @@ export class InvocationService {
     body: { title: string; description?: string; input: unknown },
     idem: IdempotencyInput,
   ) {
-    const fast = await this.replayed(principal, idem);
-    if (fast) return fast;
-    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
+    // An endpoint key names its endpoint: the stored answer of its key and the endpoint are read at once.
     const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    const [fast, found] = await Promise.all([
+      this.replayed(principal, idem),
+      caller ? this.endpoints.withRelease(principal.endpointId!) : this.endpointFor(principal, slug),
+    ]);
+    if (fast) return fast;
+    const targetId = caller ? principal.endpointId! : found!.endpoint.id;
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
-    // key's claim (one statement fewer: `IdempotencyStore.runKnown`).
+    // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
     const id = prefixedHexId('inv');
     const response = { status: 202, body: this.ack({ id, status: 'accepted', conversationId: null }, false) };
-    return this.idempotency.runKnown(
-      {
-        scope: idempotencyScope(targetId),
-        key: idem.key,
-        fingerprint: idem.fingerprint,
-        ttlMs: IDEMPOTENCY_TTL_MS,
-      },
-      response,
-      async (tx) => {
-        const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-        await this.insert(tx, endpoint, release, {
-          id,
-          kind: 'job',
-          conversationId: null,
-          turn: null,
-          title: body.title,
-          description: body.description ?? null,
-          input: body.input as object,
-        });
-      },
-    );
+    const params = {
+      scope: idempotencyScope(targetId),
+      key: idem.key,
+      fingerprint: idem.fingerprint,
+      ttlMs: IDEMPOTENCY_TTL_MS,
+    };
+    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
+    // is still on the release it was checked against (nothing is written otherwise).
+    const { endpoint, release } = this.admitted(found, targetId, 'job', body.input, 'input', caller);
+    const now = this.clock.now();
+    const [done] = await submitStatement.rows(this.db, {
+      ...this.idempotency.claimValues(params, response),
+      endpointId: endpoint.id,
+      releaseId: release.id,
+      ...acceptInsert.values({
+        id,
+        endpointId: endpoint.id,
+        releaseId: release.id,
+        kind: 'job',
+        conversationId: null,
+        turn: null,
+        title: body.title,
+        description: body.description ?? null,
+        input: body.input as object,
+        status: 'accepted',
+        result: null,
+        error: null,
+        runId: null,
+        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+        eventsPrunedThrough: 0,
+        history: [{ status: 'accepted', at: now.toISOString() }],
+      }),
+    });
+    if (done!.claimed === 1) return { replayed: false, response };
+    // The key was taken (its first request committed meanwhile, or was in flight and waited for), or the endpoint
+    // moved on since it was read: the transaction below decides, as for any request.
+    return this.idempotency.runKnown(params, response, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
+      await this.insert(tx, endpoint, release, {
+        id,
+        kind: 'job',
+        conversationId: null,
+        turn: null,
+        title: body.title,
+        description: body.description ?? null,
+        input: body.input as object,
+      });
+    });
   }
 
   /** Starts a conversation with its first message. @throws as {@link submitJob}. */
