@@ -471,10 +471,10 @@ describe('idempotency', () => {
       assert.fail(`no session waited for a ${kind} lock`);
     };
     try {
-      // Hold the first request inside its transaction, after it claimed the key: its invocation insert waits for a
-      // lock this session holds on the table.
+      // Hold the first request inside its transaction, after it claimed the key and wrote its invocation: queueing
+      // its dispatch job waits for a lock this session holds on Graphile Worker's job table.
       await blocker.query('begin');
-      await blocker.query('lock table agent_gateway.invocations in share mode');
+      await blocker.query('lock table graphile_worker._private_jobs in share mode');
       const body = { title: 'in flight', input: { n: 1 } };
       const first = submit(ep.slug, cred, body, 'in-flight-key');
       await waitersOf('relation', 1);
@@ -1001,6 +1001,57 @@ describe('turns and revocation', () => {
     const refused = await turn('after', `t-${++n}`);
     assert.equal(refused.statusCode, 401);
     assert.equal(refused.json().code, 'token_revoked');
+  });
+});
+
+describe('stream credentials (forced order)', () => {
+  test('a key revoked after the stream request was authenticated but before its stream watched it closes the stream', async () => {
+    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
+    await publish(ep.id);
+    const issued = await key(ep.id);
+    const cred = { 'x-api-key': issued.key };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    await settle(start.json().statusUrl, cred);
+    const pg = await import('pg');
+    const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
+    await blocker.connect();
+    try {
+      // The stream's cursor check reads the invocations table: held here, after the request's authentication.
+      await blocker.query('begin');
+      await blocker.query('lock table agent_gateway.invocations in access exclusive mode');
+      const open = app().inject({
+        url: `/invoke/v1/conversations/${start.json().conversationId}/events?after=1`,
+        headers: { accept: 'text/event-stream', ...cred },
+      });
+      for (let i = 0; ; i++) {
+        const { rows } = await blocker.query(
+          `select count(*)::int as n from pg_locks where not granted and relation = 'agent_gateway.invocations'::regclass`,
+        );
+        if (rows[0].n > 0) break;
+        assert.ok(i < 500, 'the stream request reached its cursor check');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const revoked = await api('DELETE', `/api/v1/endpoints/${ep.id}/keys/${issued.apiKey.id}`);
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      await blocker.query('commit');
+      let timer: NodeJS.Timeout | undefined;
+      const res = await Promise.race([
+        open,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      await blocker.end();
+    }
   });
 });
 
