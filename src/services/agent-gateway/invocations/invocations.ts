@@ -407,13 +407,13 @@ export class InvocationService {
     body: { title: string; description?: string; input: unknown },
     idem: IdempotencyInput,
   ) {
-    // An endpoint key names its endpoint: the stored answer of its key and the endpoint are read at once.
-    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const [fast, found] = await Promise.all([
-      this.replayed(principal, idem),
-      caller ? this.endpoints.withRelease(principal.endpointId!) : this.endpointFor(principal, slug),
-    ]);
+    // A replay is answered from the key's record alone (one read); a new job reads its endpoint next.
+    const fast = await this.replayed(principal, idem);
     if (fast) return fast;
+    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
+    const found = caller
+      ? await this.endpoints.withRelease(principal.endpointId!)
+      : await this.endpointFor(principal, slug);
     const targetId = caller ? principal.endpointId! : found!.endpoint.id;
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
     // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
