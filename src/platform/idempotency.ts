@@ -85,6 +85,31 @@ export interface IdempotencyPeek<V> {
 }
 
 /**
+ * The claim of an idempotency key as SQL, the one rule of every claim: a new record, or an expired one replaced (an
+ * expired record no longer binds its key); an unexpired record is left as it is (the condition fails; its row is
+ * locked, so a first use still in flight is waited for, then seen committed). Returns the claimed key (no row when
+ * the key is taken, or when `guard` is false: then nothing is written).
+ *
+ * Placeholders: `scope`, `key`, `fingerprint`, `responseStatus`, `response` (JSON text), `now`, `expiresAt` (ISO
+ * 8601; {@link IdempotencyStore.claimValues} makes them). A service composes it into its own prepared statement as a
+ * data-modifying CTE when its whole operation is one statement guarded by `guard` (one round trip, no transaction);
+ * the platform's own claim uses it with `true`.
+ */
+export function claimKeySql(guard: SQL): SQL {
+  const p = (name: string) => sql.placeholder(name);
+  return sql`insert into ${idempotencyKeys} as k
+      (scope, key, fingerprint, response_status, response, created_at, expires_at)
+    select ${p('scope')}, ${p('key')}, ${p('fingerprint')}, ${p('responseStatus')}::int,
+      ${p('response')}::jsonb, ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz
+    where ${guard}
+    on conflict (scope, key) do update set fingerprint = excluded.fingerprint,
+      response_status = excluded.response_status, response = excluded.response,
+      created_at = excluded.created_at, expires_at = excluded.expires_at
+      where k.expires_at <= ${p('now')}::timestamptz
+    returning k.key`;
+}
+
+/**
  * The platform idempotency store (docs/architecture.md, "Conventions", idempotency).
  *
  * {@link IdempotencyStore.run} executes an operation and its idempotency record in ONE transaction:
@@ -115,21 +140,27 @@ export class IdempotencyStore {
         sql`select fingerprint, response_status as "responseStatus", response, expires_at as "expiresAt"
           from ${idempotencyKeys} where scope = ${p('scope')} and key = ${p('key')}`,
       ),
-      // A new record, or an expired one replaced (an expired record no longer binds its key). An unexpired record is
-      // left as it is (the condition fails; its row is locked, so a first use still in flight is waited for, then
-      // seen committed).
-      claim: new NamedStatement<{ key: string }>(
-        'platform_idempotency_claim',
-        sql`insert into ${idempotencyKeys} as k
-            (scope, key, fingerprint, response_status, response, created_at, expires_at)
-          values (${p('scope')}, ${p('key')}, ${p('fingerprint')}, ${p('responseStatus')}::int,
-            ${p('response')}::jsonb, ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz)
-          on conflict (scope, key) do update set fingerprint = excluded.fingerprint,
-            response_status = excluded.response_status, response = excluded.response,
-            created_at = excluded.created_at, expires_at = excluded.expires_at
-            where k.expires_at <= ${p('now')}::timestamptz
-          returning k.key`,
-      ),
+      claim: new NamedStatement<{ key: string }>('platform_idempotency_claim', claimKeySql(sql`true`)),
+    };
+  }
+
+  /**
+   * The placeholder values of {@link claimKeySql} for a key claimed with its known answer (as {@link runKnown}
+   * claims it).
+   */
+  claimValues(
+    params: { scope: string; key: string; fingerprint: string; ttlMs: number },
+    response: IdempotentResponse,
+  ): Record<string, unknown> {
+    const now = this.clock.now();
+    return {
+      scope: params.scope,
+      key: params.key,
+      fingerprint: params.fingerprint,
+      responseStatus: response.status,
+      response: JSON.stringify(response.body ?? null),
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + params.ttlMs).toISOString(),
     };
   }
 

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { type Database, openDatabase, runMigrations } from '../../src/platform/database.ts';
+import { type Database, NamedStatement, openDatabase, runMigrations } from '../../src/platform/database.ts';
 import { ApiError } from '../../src/platform/errors.ts';
 import {
   canonicalJson,
+  claimKeySql,
   IdempotencyConflictError,
   IdempotencyStore,
   type IdempotentResponse,
@@ -36,6 +37,26 @@ describe('platform: idempotency (replay, conflict, concurrency, expiry)', () => 
   after(async () => {
     await db?.close();
     await database?.drop();
+  });
+
+  test('claimKeySql: a guarded claim writes nothing when its guard is false; a claimed key replays through the store', async () => {
+    const claim = new NamedStatement<{ key: string }>(
+      'test_guarded_claim',
+      claimKeySql(sql`${sql.placeholder('open')}::boolean`),
+    );
+    const key = freshKey();
+    const params = { scope: 'test:guarded', key, fingerprint: 'fp', ttlMs: HOUR };
+    const answer = { status: 202, body: { id: 'x' } };
+    assert.deepEqual(await claim.rows(db.db, { ...store.claimValues(params, answer), open: false }), []);
+    assert.equal(await store.recorded(params), undefined, 'nothing written');
+    assert.equal((await claim.rows(db.db, { ...store.claimValues(params, answer), open: true })).length, 1);
+    assert.deepEqual(
+      await claim.rows(db.db, { ...store.claimValues(params, answer), open: true }),
+      [],
+      'taken',
+    );
+    assert.deepEqual(await store.recorded(params), { replayed: true, response: answer });
+    await assert.rejects(store.recorded({ ...params, fingerprint: 'other' }), IdempotencyConflictError);
   });
 
   async function sideEffects(note: string): Promise<number> {

@@ -3,9 +3,9 @@
  * `GET /api/v1/chat-agents`). A definition change makes a new version (kept in `agent_versions`), guarded by
  * `expectedVersion`.
  */
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db, Executor } from '../../platform/database.ts';
+import { type Db, type Executor, NamedStatement } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, invalidFields, notFound } from './agent-gateway-errors.ts';
@@ -18,7 +18,7 @@ import {
 } from './agent-runtime.ts';
 import { agents, agentVersions, environments } from './db/schema.ts';
 import type { Scope } from './identity.ts';
-import { expectVersion, inScope, pagedRows } from './queries.ts';
+import { expectVersion, inScope, pagedRows, rowOf, selectColumns } from './queries.ts';
 
 /** An agent as the API shows it. */
 export interface AgentView {
@@ -53,6 +53,28 @@ export function agentView(row: AgentRow): AgentView {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
+}
+
+/** One agent of a scope (a prepared statement: the run engine reads the agent of every step). */
+const agentRowStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_agent_row',
+  sql`select ${selectColumns(agents, 'a', 'a_')} from ${agents} a
+    where a.id = ${sql.placeholder('id')} and a.tenant_id = ${sql.placeholder('tenant')}
+      and a.namespace_id = ${sql.placeholder('namespace')}`,
+);
+
+/** Agent `id` of `scope` (one prepared read), or undefined. */
+export async function agentOfScope(
+  executor: Executor,
+  scope: Scope,
+  id: string,
+): Promise<AgentRow | undefined> {
+  const [found] = await agentRowStatement.rows(executor, {
+    id,
+    tenant: scope.tenant,
+    namespace: scope.namespace,
+  });
+  return found ? rowOf(agents, found, 'a_') : undefined;
 }
 
 /** Agents: catalog, creation, versioned definition updates. */
@@ -149,10 +171,7 @@ export class AgentService {
 
   /** One agent row of the scope. @throws ApiError 404 (also for another scope's agent). */
   async row(scope: Scope, id: string, executor: Executor = this.db): Promise<AgentRow> {
-    const [row] = await executor
-      .select()
-      .from(agents)
-      .where(and(eq(agents.id, id), inScope(agents, scope)));
+    const row = await agentOfScope(executor, scope, id);
     if (!row) throw notFound('agent', id);
     return row;
   }

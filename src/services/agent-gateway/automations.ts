@@ -14,7 +14,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db, Executor, Tx } from '../../platform/database.ts';
+import { type Db, type Executor, NamedStatement, type Tx } from '../../platform/database.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { AppLogger } from '../../platform/logger.ts';
@@ -23,7 +23,7 @@ import { badRequest, invalidFields, notFound } from './agent-gateway-errors.ts';
 import { automations } from './db/schema.ts';
 import type { Scope } from './identity.ts';
 import type { OrchestrationService } from './orchestration.ts';
-import { expectVersion, inScope, pagedRows } from './queries.ts';
+import { expectVersion, inScope, pagedRows, rowOf, selectColumns } from './queries.ts';
 import type { RunRow } from './run-engine.ts';
 import { type Condition, ConditionError, conditionProblems, evaluateCondition } from './templates.ts';
 
@@ -89,6 +89,14 @@ export function nextFire(cron: string, timezone: string, from: Date): Date {
     throw badRequest('invalid_cron', `'${cron}' is not a valid cron expression: ${(err as Error).message}`);
   }
 }
+
+/** The enabled automations of a scope listening to an event type (a prepared statement: read at every run's end). */
+const listeningStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_automations_listening',
+  sql`select ${selectColumns(automations, 'a', 'a_')} from ${automations} a
+    where a.tenant_id = ${sql.placeholder('tenant')} and a.namespace_id = ${sql.placeholder('namespace')}
+      and a.enabled and a.trigger->>'type' = 'event' and a.trigger->>'event' = ${sql.placeholder('type')}`,
+);
 
 /** Automations of a scope, and their firing. */
 export class AutomationService {
@@ -270,17 +278,9 @@ export class AutomationService {
    */
   async onEvent(tx: Tx, scope: Scope, type: string, data: unknown, depth: number) {
     if (depth >= MAX_TRIGGER_DEPTH) return [];
-    const listening = await tx
-      .select()
-      .from(automations)
-      .where(
-        and(
-          inScope(automations, scope),
-          eq(automations.enabled, true),
-          sql`${automations.trigger}->>'type' = 'event'`,
-          sql`${automations.trigger}->>'event' = ${type}`,
-        ),
-      );
+    const listening = (
+      await listeningStatement.rows(tx, { tenant: scope.tenant, namespace: scope.namespace, type })
+    ).map((r) => rowOf(automations, r, 'a_')!);
     const event = { type, data: data ?? null };
     const fired: { automationId: string; runId: string }[] = [];
     for (const row of listening) {

@@ -11,6 +11,7 @@ import { ApiError } from '../../platform/errors.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, notFound } from './agent-gateway-errors.ts';
+import { agentOfScope } from './agents.ts';
 import { agents, approvals, definitions, revisions, runs, steps, teams } from './db/schema.ts';
 import { type Graph, graphProblems, singleNodeGraph } from './graph.ts';
 import type { Scope } from './identity.ts';
@@ -299,7 +300,7 @@ export class OrchestrationService {
     scope: Scope,
     target: { type: 'agent' | 'team' | 'orchestration'; id: string; revision?: number },
     executor: Executor = this.db,
-  ): Promise<Pick<StartRun, 'targetType' | 'targetId' | 'revision' | 'graph'>> {
+  ): Promise<Pick<StartRun, 'targetType' | 'targetId' | 'revision' | 'graph' | 'agents'>> {
     if (target.type === 'orchestration') {
       const published = await this.publishedRevision(scope, target.id, executor, target.revision);
       if (!published) {
@@ -314,11 +315,22 @@ export class OrchestrationService {
         graph: published.graph,
       };
     }
-    const table = target.type === 'agent' ? agents : teams;
+    if (target.type === 'agent') {
+      // The whole row: the run's first step runs this agent (a run started inline executes it in this transaction).
+      const agent = await agentOfScope(executor, scope, target.id);
+      if (!agent) throw notFound(target.type, target.id);
+      return {
+        targetType: target.type,
+        targetId: target.id,
+        revision: null,
+        graph: singleNodeGraph(target.type, target.id),
+        agents: [agent],
+      };
+    }
     const [found] = await executor
-      .select({ id: table.id })
-      .from(table)
-      .where(and(eq(table.id, target.id), inScope(table, scope)));
+      .select({ id: teams.id })
+      .from(teams)
+      .where(and(eq(teams.id, target.id), inScope(teams, scope)));
     if (!found) throw notFound(target.type, target.id);
     return {
       targetType: target.type,

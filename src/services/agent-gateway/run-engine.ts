@@ -15,7 +15,7 @@
  */
 import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db, Executor, Tx } from '../../platform/database.ts';
+import { type Db, type Executor, NamedStatement, type Tx } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
 import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { resumeStepTask, runStepTask } from './agent-gateway-jobs.ts';
@@ -30,7 +30,7 @@ import type { AgentRow } from './agents.ts';
 import { approvals, executions, runs, signals, steps } from './db/schema.ts';
 import { type Graph, GraphIndex, type GraphNode } from './graph.ts';
 import type { Scope } from './identity.ts';
-import { inScope } from './queries.ts';
+import { inScope, insertRowStatement } from './queries.ts';
 import { appendRunEvents, type NewRunEvent } from './run-events.ts';
 import { type Condition, ConditionError, evaluateCondition, renderJson } from './templates.ts';
 
@@ -51,6 +51,45 @@ function isInstant(definition: AgentDefinition): boolean {
   return definition.kind === 'tool_use' && !definition.tools.includes('fetch_url');
 }
 
+/**
+ * A run's step counts in one read: steps still to run (`active`: pending or running), `waiting` ones, and the
+ * output of its completed end node (`ended`).
+ */
+const settleStatement = new NamedStatement<{
+  active: number;
+  waiting: number;
+  ended: boolean;
+  output: unknown;
+}>(
+  'agent_gateway_settle_run',
+  sql`select count(*) filter (where status in ('pending', 'running'))::int as active,
+      count(*) filter (where status = 'waiting')::int as waiting,
+      coalesce(bool_or(node_type = 'end' and status = 'completed'), false) as ended,
+      (select output from ${steps} where run_id = ${sql.placeholder('runId')} and node_type = 'end'
+        and status = 'completed' limit 1) as output
+    from ${steps} where run_id = ${sql.placeholder('runId')}`,
+);
+
+const insertRunStatement = insertRowStatement('agent_gateway_insert_run', runs);
+const insertStepStatement = insertRowStatement('agent_gateway_insert_step', steps);
+
+/** Completes a step with its output. */
+const completeStepStatement = new NamedStatement<never>(
+  'agent_gateway_complete_step',
+  sql`update ${steps} set status = 'completed', output = ${sql.placeholder('output')}::jsonb,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz, due_at = null
+    where id = ${sql.placeholder('id')}`,
+);
+
+/** Writes a run's state (status, data, output, error, end time). */
+const saveRunStatement = new NamedStatement<never>(
+  'agent_gateway_save_run',
+  sql`update ${runs} set status = ${sql.placeholder('status')}, data = ${sql.placeholder('data')}::jsonb,
+      output = ${sql.placeholder('output')}::jsonb, error = ${sql.placeholder('error')}::jsonb,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz
+    where id = ${sql.placeholder('id')}`,
+);
+
 /** Agent steps one job runs in a row (the first, then those each completion queued). */
 const MAX_CHAINED_STEPS = 20;
 
@@ -70,7 +109,12 @@ export interface StartRun {
   parentStepId?: string;
   issueId?: string;
   automationId?: string;
+  /** The endpoint invocation this run executes, and its conversation (its sub-runs inherit both). */
+  invocationId?: string;
+  invocationConversationId?: string;
   triggerDepth?: number;
+  /** Agents of the scope already read in this transaction (the target agent), so an inline step reads none again. */
+  agents?: readonly AgentRow[];
 }
 
 /** What the engine reads of other resources (their services implement it). */
@@ -94,6 +138,13 @@ export interface RunLookups {
 /** Called in the transaction that finished a run (issues take the result, automations hear `run.completed`). */
 export type RunObserver = (tx: Tx, run: RunRow) => Promise<void>;
 
+/** Sees the events of a flush (in order) and the runs of its transaction's unit, by id. */
+export type RunEventsHook = (
+  tx: Tx,
+  events: readonly NewRunEvent[],
+  runs: ReadonlyMap<string, { row: RunRow }>,
+) => void;
+
 /** One transaction's work on runs: the runs it locked (changed in memory, written at the end) and its events. */
 class Unit {
   readonly runs = new Map<
@@ -106,7 +157,15 @@ class Unit {
   constructor(
     readonly tx: Tx,
     readonly now: Date,
+    /** Agent steps of instant agents this unit may still run in its own transaction instead of queueing a job. */
+    public inlineSteps = 0,
   ) {}
+
+  /** Where the unit's events go instead of being appended by its flush ({@link RunEngine.start} `deferEvents`). */
+  deferEvents: NewRunEvent[] | undefined;
+
+  /** Agents read in this unit's transaction, by id (only used while it runs steps inline). */
+  readonly agents = new Map<string, AgentRow>();
 
   event(
     run: RunRow,
@@ -122,6 +181,8 @@ class Unit {
 export class RunEngine {
   private readonly observers: RunObserver[] = [];
   private readonly statusObservers: RunObserver[] = [];
+  private readonly flushHooks: ((tx: Tx) => Promise<void>)[] = [];
+  private readonly eventHooks: RunEventsHook[] = [];
 
   constructor(
     private readonly db: Db,
@@ -141,9 +202,45 @@ export class RunEngine {
     this.statusObservers.push(observer);
   }
 
-  /** Starts a run inside `tx`: the start node completes at once and its successors get their steps. */
-  async start(tx: Tx, input: StartRun): Promise<RunRow> {
-    const unit = new Unit(tx, this.clock.now());
+  /**
+   * Adds a hook that sees the run events of every flush before they are appended, with the runs they belong to (an
+   * invocation's stream forwards its run's progress). It must not write: it queues.
+   */
+  onEvents(hook: RunEventsHook): void {
+    this.eventHooks.push(hook);
+  }
+
+  /**
+   * Adds a hook called at the end of every flush of the engine's work in a transaction, after the run events were
+   * appended: where observers append the events of their own logs (under the same event-log lock, after every row
+   * lock of the transaction).
+   */
+  onFlushed(hook: (tx: Tx) => Promise<void>): void {
+    this.flushHooks.push(hook);
+  }
+
+  /**
+   * Starts a run inside `tx`: the start node completes at once and its successors get their steps.
+   * With `inline`, the agent steps of instant agents (no I/O: template, JSON transform, tool use without
+   * `fetch_url`) that the start reaches run in `tx` too, up to {@link MAX_CHAINED_STEPS} of them, each recorded as a
+   * job would record it (`step.queued`, `step.started` with attempt 1, its output events, `step.completed`): a run of
+   * such agents ends in the transaction that started it, without a job pickup per step. Other steps are queued.
+   */
+  async start(
+    tx: Tx,
+    input: StartRun,
+    options: {
+      inline?: boolean;
+      /**
+       * When given, the run events are put here instead of appended (and the flush hooks are not called): the
+       * caller appends them last in its transaction (a dispatch, with its invocation's events, in one statement).
+       */
+      deferEvents?: NewRunEvent[];
+    } = {},
+  ): Promise<RunRow> {
+    const unit = new Unit(tx, this.clock.now(), options.inline ? MAX_CHAINED_STEPS : 0);
+    unit.deferEvents = options.deferEvents;
+    for (const agent of input.agents ?? []) unit.agents.set(agent.id, agent);
     const run = await this.createRun(unit, input);
     await this.flush(unit);
     return run;
@@ -167,12 +264,14 @@ export class RunEngine {
       parentStepId: input.parentStepId ?? null,
       issueId: input.issueId ?? null,
       automationId: input.automationId ?? null,
+      invocationId: input.invocationId ?? null,
+      invocationConversationId: input.invocationConversationId ?? null,
       triggerDepth: input.triggerDepth ?? 0,
       createdBy: input.createdBy,
       createdAt: unit.now,
       finishedAt: null,
     };
-    await unit.tx.insert(runs).values(row);
+    await insertRunStatement.run(unit.tx, row);
     const graph = new GraphIndex(input.graph);
     unit.runs.set(row.id, { row, wasTerminal: false, wasStatus: row.status, graph });
     unit.event(row, 'run.created', {
@@ -217,21 +316,26 @@ export class RunEngine {
     fields: Partial<StepRow> & { status: StepRow['status'] },
   ): Promise<StepRow> {
     const terminal = ['completed', 'failed', 'skipped', 'cancelled'].includes(fields.status);
-    const [row] = await unit.tx
-      .insert(steps)
-      .values({
-        id: prefixedHexId('stp'),
-        runId: run.id,
-        nodeId: node.id,
-        nodeType: node.type,
-        attempt: 0,
-        arrivals: {},
-        createdAt: unit.now,
-        finishedAt: terminal ? unit.now : null,
-        ...fields,
-      })
-      .returning();
-    return row!;
+    const row: StepRow = {
+      id: prefixedHexId('stp'),
+      runId: run.id,
+      nodeId: node.id,
+      nodeType: node.type,
+      parentStepId: null,
+      attempt: 0,
+      input: null,
+      output: null,
+      error: null,
+      arrivals: {},
+      wait: null,
+      dueAt: null,
+      claimedAt: null,
+      createdAt: unit.now,
+      finishedAt: terminal ? unit.now : null,
+      ...fields,
+    };
+    await insertStepStatement.run(unit.tx, row);
+    return row;
   }
 
   private async updateStep(unit: Unit, id: string, fields: Partial<StepRow>): Promise<StepRow> {
@@ -300,17 +404,15 @@ export class RunEngine {
         unit.event(run, 'step.completed', { nodeType: 'condition', result }, step);
         return this.propagate(unit, run, node.id, payload, result ? 'true' : 'false');
       }
-      case 'agent': {
-        const step = await this.insertStep(unit, run, node, {
-          status: 'pending',
-          input: input ?? null,
-          wait: { agentId: node.agentId },
-        });
-        unit.event(run, 'step.queued', { nodeType: 'agent', agentId: node.agentId }, step);
-        await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
-        unit.queued.push(step.id);
-        return;
-      }
+      case 'agent':
+        return this.queueAgentStep(
+          unit,
+          run,
+          node,
+          node.agentId!,
+          { input: input ?? null, wait: { agentId: node.agentId } },
+          { nodeType: 'agent', agentId: node.agentId },
+        );
       case 'team':
         return this.startTeam(unit, run, node, input);
       case 'approval': {
@@ -448,20 +550,91 @@ export class RunEngine {
     index: number,
     input: unknown,
   ): Promise<void> {
-    const member = await this.insertStep(
+    await this.queueAgentStep(
       unit,
       run,
       { id: `${teamStep.nodeId}#${index}`, type: 'team_member' },
-      {
-        status: 'pending',
-        input: input ?? null,
-        parentStepId: teamStep.id,
-        wait: { agentId: members[index], index },
-      },
+      members[index]!,
+      { input: input ?? null, parentStepId: teamStep.id, wait: { agentId: members[index], index } },
+      { nodeType: 'team_member', agentId: members[index], index },
     );
-    unit.event(run, 'step.queued', { nodeType: 'team_member', agentId: members[index], index }, member);
-    await runStepTask.enqueue(unit.tx, { stepId: member.id }, { jobKey: member.id });
-    unit.queued.push(member.id);
+  }
+
+  /**
+   * Gives an agent node (or a team member) its step: queued for a job (`agent-gateway:run-step`), or, while the
+   * unit may run instant agents inline, run here at once (claimed as attempt 1 in this transaction).
+   */
+  private async queueAgentStep(
+    unit: Unit,
+    run: RunRow,
+    node: { id: string; type: string },
+    agentId: string,
+    fields: Pick<StepRow, 'input' | 'wait'> & Partial<Pick<StepRow, 'parentStepId'>>,
+    queuedData: Record<string, unknown>,
+  ): Promise<void> {
+    if (unit.inlineSteps > 0) {
+      const agent =
+        unit.agents.get(agentId) ??
+        (await this.lookups.agent({ tenant: run.tenantId, namespace: run.namespaceId }, agentId, unit.tx));
+      if (agent) unit.agents.set(agentId, agent);
+      if (agent && isInstant(agent.definition as AgentDefinition)) {
+        unit.inlineSteps -= 1;
+        // Executed before the step is written, so its row is inserted once, in its final state.
+        const claimed = { ...fields, status: 'running' as const, attempt: 1, claimedAt: unit.now };
+        const stepId = prefixedHexId('stp');
+        let result: Awaited<ReturnType<AgentRuntime['execute']>>;
+        try {
+          result = await this.runtime.execute(agent.definition as AgentDefinition, {
+            input: fields.input,
+            message: messageOf(fields.input),
+            context: { run: { id: run.id, node: node.id }, nodes: run.data.nodes },
+          });
+        } catch (err) {
+          if (!(err instanceof AgentError)) throw err;
+          const step = await this.insertStep(unit, run, node, { ...claimed, id: stepId });
+          unit.event(run, 'step.queued', queuedData, step);
+          unit.event(run, 'step.started', { attempt: 1 }, step);
+          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+        }
+        const step = await this.insertStep(unit, run, node, {
+          ...claimed,
+          id: stepId,
+          status: 'completed',
+          output: result.output ?? null,
+          finishedAt: unit.now,
+        });
+        unit.event(run, 'step.queued', queuedData, step);
+        unit.event(run, 'step.started', { attempt: 1 }, step);
+        const events = [
+          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+          ...result.events,
+        ];
+        return this.completeStep(unit, run, step, result.output, { events, written: true });
+      }
+    }
+    const step = await this.insertStep(unit, run, node, { ...fields, status: 'pending' });
+    unit.event(run, 'step.queued', queuedData, step);
+    await runStepTask.enqueue(unit.tx, { stepId: step.id }, { jobKey: step.id });
+    unit.queued.push(step.id);
+  }
+
+  /** Executes a claimed step of an instant agent in the unit's transaction and completes or fails it. */
+  private async executeInstant(unit: Unit, run: RunRow, step: StepRow, agent: AgentRow): Promise<void> {
+    try {
+      const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+        input: step.input,
+        message: messageOf(step.input),
+        context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
+      });
+      const events = [
+        { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+        ...result.events,
+      ];
+      await this.completeStep(unit, run, step, result.output, { events });
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      await this.failStep(unit, run, step, { code: err.code, message: err.message });
+    }
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -501,6 +674,8 @@ export class RunEngine {
       parentRunId: run.id,
       parentStepId: step.id,
       triggerDepth: run.triggerDepth,
+      invocationId: run.invocationId ?? undefined,
+      invocationConversationId: run.invocationConversationId ?? undefined,
     });
     await this.updateStep(unit, step.id, { wait: { kind: 'subrun', runId: child.id } });
     unit.event(
@@ -517,14 +692,20 @@ export class RunEngine {
     run: RunRow,
     step: StepRow,
     output: unknown,
-    options: { events?: AgentEvent[]; branch?: string | null; eventData?: Record<string, unknown> } = {},
+    options: {
+      events?: AgentEvent[];
+      branch?: string | null;
+      eventData?: Record<string, unknown>;
+      /** The step row was written completed already (an inline step inserted in its final state). */
+      written?: boolean;
+    } = {},
   ): Promise<void> {
-    await this.updateStep(unit, step.id, {
-      status: 'completed',
-      output: output ?? null,
-      finishedAt: unit.now,
-      dueAt: null,
-    });
+    if (!options.written)
+      await completeStepStatement.rows(unit.tx, {
+        id: step.id,
+        output: output === null || output === undefined ? null : JSON.stringify(output),
+        finishedAt: unit.now.toISOString(),
+      });
     for (const e of options.events ?? []) unit.event(run, e.type, e.data, step);
     unit.event(
       run,
@@ -624,18 +805,17 @@ export class RunEngine {
    * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
    */
   private async flush(unit: Unit): Promise<void> {
+    const observe: [RunObserver[], RunRow][] = [];
     for (const { row: run, wasTerminal, wasStatus } of unit.runs.values()) {
       if (!isTerminal(run.status)) await this.settle(unit, run);
-      await unit.tx
-        .update(runs)
-        .set({
-          status: run.status,
-          data: run.data,
-          output: run.output,
-          error: run.error,
-          finishedAt: run.finishedAt,
-        })
-        .where(eq(runs.id, run.id));
+      await saveRunStatement.rows(unit.tx, {
+        id: run.id,
+        status: run.status,
+        data: JSON.stringify(run.data),
+        output: run.output === null || run.output === undefined ? null : JSON.stringify(run.output),
+        error: run.error ? JSON.stringify(run.error) : null,
+        finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
+      });
       if (!wasTerminal && isTerminal(run.status)) {
         unit.event(
           run,
@@ -643,36 +823,34 @@ export class RunEngine {
           run.status === 'completed' ? { output: run.output } : { error: run.error },
         );
         if (run.parentStepId) await resumeStepTask.enqueue(unit.tx, { stepId: run.parentStepId });
-        for (const observer of this.observers) await observer(unit.tx, run);
+        observe.push([this.observers, run]);
       } else if (!isTerminal(run.status) && run.status !== wasStatus) {
-        for (const observer of this.statusObservers) await observer(unit.tx, run);
+        observe.push([this.statusObservers, run]);
       }
     }
+    // The events first (an invocation's progress precedes the status move its observer makes), then the observers.
+    for (const hook of this.eventHooks) hook(unit.tx, unit.events, unit.runs);
+    for (const [observers, run] of observe) for (const observer of observers) await observer(unit.tx, run);
+    if (unit.deferEvents) {
+      unit.deferEvents.push(...unit.events);
+      return;
+    }
     await appendRunEvents(unit.tx, unit.events, unit.now);
+    for (const hook of this.flushHooks) await hook(unit.tx);
   }
 
   /** A running run's status from its steps: running while any is pending or running, waiting, or done. */
   private async settle(unit: Unit, run: RunRow) {
-    const counts = await unit.tx
-      .select({ status: steps.status, n: sql<number>`count(*)::int` })
-      .from(steps)
-      .where(eq(steps.runId, run.id))
-      .groupBy(steps.status);
-    const n = (s: string) => counts.find((c) => c.status === s)?.n ?? 0;
-    if (n('pending') + n('running') > 0) run.status = 'running';
-    else if (n('waiting') > 0) run.status = 'waiting';
+    const [counts] = await settleStatement.rows(unit.tx, { runId: run.id });
+    if (counts!.active > 0) run.status = 'running';
+    else if (counts!.waiting > 0) run.status = 'waiting';
     else {
-      const [end] = await unit.tx
-        .select({ output: steps.output })
-        .from(steps)
-        .where(and(eq(steps.runId, run.id), eq(steps.nodeType, 'end'), eq(steps.status, 'completed')))
-        .limit(1);
-      if (!end) {
+      if (!counts!.ended) {
         run.status = 'failed';
         run.error = { code: 'no_end_reached', message: 'The run ended without reaching an end node.' };
       } else {
         run.status = 'completed';
-        run.output = end.output;
+        run.output = counts!.output;
       }
       run.finishedAt = unit.now;
     }
@@ -837,21 +1015,7 @@ export class RunEngine {
         claimedAt: unit.now,
       });
       unit.event(run, 'step.started', { attempt: step.attempt }, step);
-      try {
-        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
-          input: step.input,
-          message: messageOf(step.input),
-          context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
-        });
-        const events = [
-          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-          ...result.events,
-        ];
-        await this.completeStep(unit, run, step, result.output, { events });
-      } catch (err) {
-        if (!(err instanceof AgentError)) throw err;
-        await this.failStep(unit, run, step, { code: err.code, message: err.message });
-      }
+      await this.executeInstant(unit, run, step, agent);
       await this.flush(unit);
       return unit.queued[0];
     });

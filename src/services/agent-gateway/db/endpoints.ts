@@ -3,6 +3,7 @@
  * endpoints with their draft settings, immutable releases, the endpoint's history of moves, endpoint credentials
  * (endpoint API keys and platform bearer tokens), conversations, invocations and their append-only event log.
  */
+import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { expiringCredentialColumns } from '../../../platform/db/columns.ts';
 
@@ -152,6 +153,10 @@ export const invocations = agentGatewaySchema.table(
     index('invocations_run_idx').on(t.runId),
     index('invocations_status_deadline_idx').on(t.status, t.deadlineAt),
     index('invocations_conversation_idx').on(t.conversationId, t.turn),
+    // The retention prune's read: finished invocations whose events are still kept, oldest end first.
+    index('invocations_prune_idx')
+      .on(t.finishedAt)
+      .where(sql`${t.eventsPrunedThrough} = 0 and ${t.finishedAt} is not null`),
   ],
 );
 

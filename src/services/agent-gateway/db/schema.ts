@@ -252,6 +252,10 @@ export const runs = agentGatewaySchema.table(
     parentStepId: text('parent_step_id'),
     issueId: text('issue_id'),
     automationId: text('automation_id'),
+    /** The endpoint invocation the run executes (part 2), inherited by its sub-runs. */
+    invocationId: text('invocation_id'),
+    /** That invocation's conversation (a turn's), so its conversation stream carries the run's progress. */
+    invocationConversationId: text('invocation_conversation_id'),
     triggerDepth: integer('trigger_depth').notNull(),
     createdBy: text('created_by'),
     createdAt: ts('created_at').notNull(),

@@ -258,6 +258,12 @@ export class EndpointKeyService {
     return this.store.watch(credentialId, onRevoked);
   }
 
+  /** Whether credential `credentialId` is revoked now (a stream checks it once its watch is in place). */
+  async isRevoked(credentialId: number): Promise<boolean> {
+    const row = await this.store.find(credentialId);
+    return !row || row.revokedAt !== null;
+  }
+
   /** Every endpoint key and platform token of the install, newest first (operator; never the secrets). */
   async listAll(includeRevoked: boolean) {
     const rows = await this.store.list({ includeRevoked });

@@ -8,10 +8,14 @@
  * - `maxPayloadBytes`: 1 to 1,048,576 (default 65,536), the UTF-8 JSON size of a job's `input` or a turn's `message`;
  * - schemas: JSON Schema draft 2020-12 documents (objects or booleans) of at most 65,536 bytes, compiled with ajv;
  *   a `$ref` / `$dynamicRef` that is not local (`#...`) is refused: schemas are never fetched; `$async` is refused
- *   anywhere (an asynchronous schema makes ajv answer a Promise, not a verdict).
+ *   anywhere (an asynchronous schema makes ajv answer a Promise, not a verdict); `pattern` and `patternProperties`
+ *   run on RE2 (linear time; see {@link linearRegExp}).
  */
+
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { LRUCache } from 'lru-cache';
+import { RE2JS } from 're2js';
 import type { FieldIssue } from '../../../platform/errors.ts';
 import type { EndpointSettingsRecord } from '../db/endpoints.ts';
 
@@ -29,9 +33,30 @@ export const DEFAULT_JOB_INPUT_SCHEMA = { type: 'object' };
 /** The schema of a conversation turn's `message` when none is given: a string. */
 export const DEFAULT_CONVERSATION_INPUT_SCHEMA = { type: 'string' };
 
+/**
+ * The regular-expression engine of user schemas (`pattern`, `patternProperties`): RE2's linear-time matching
+ * (re2js, a pure-JavaScript port of RE2), never JavaScript's backtracking engine, so a catastrophic pattern such as
+ * `^(a+)+$` written by an endpoint editor cannot stall validation (ReDoS). RE2 syntax is the common subset: a
+ * pattern using lookaround or backreferences does not compile, and the schema is refused when saved (400).
+ * Ajv's `u` flag needs nothing: RE2 matches Unicode code points.
+ */
+export const linearRegExp: RegExpEngine = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(pattern);
+    // Ajv keys each compiled pattern by its `toString()`: the pattern's own text, so two patterns never share one.
+    return { test: (text: string) => compiled.test(text), toString: () => `re2:${pattern}` };
+  },
+  { code: 're2js' },
+);
+
 // One ajv per process: strict off so unknown keywords of user schemas are annotations (draft 2020-12 allows them),
-// every error reported, formats not asserted (draft 2020-12's default: format is an annotation).
-const ajv = new Ajv2020.default({ allErrors: true, strict: false, validateFormats: false });
+// every error reported, formats not asserted (draft 2020-12's default: format is an annotation), patterns on RE2.
+const ajv = new Ajv2020.default({
+  allErrors: true,
+  strict: false,
+  validateFormats: false,
+  code: { regExp: linearRegExp },
+});
 
 /**
  * Compiled validators by release id (releases are immutable) or schema text. An evicted validator's schema is

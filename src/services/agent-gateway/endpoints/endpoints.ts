@@ -10,9 +10,9 @@
  * again. Every move is recorded in the endpoint's history. A workflow target is pinned at publication to a published
  * revision (the draft's `targetRevision`, or the workflow's published revision at that moment).
  */
-import { and, asc, count, desc, eq, max } from 'drizzle-orm';
+import { and, asc, count, desc, eq, max, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db, Executor, Tx } from '../../../platform/database.ts';
+import { type Db, type Executor, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError } from '../../../platform/errors.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import type { PageRequest } from '../../../platform/pagination.ts';
@@ -26,6 +26,7 @@ import {
 } from '../db/endpoints.ts';
 import type { Scope } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
+import { rowOf, selectColumns } from '../queries.ts';
 import { mergeSettings, type SettingsInput, schemaIssues } from './endpoint-settings.ts';
 
 /** An endpoint as stored (`agent_gateway.endpoints`): its draft settings, status and current release. */
@@ -463,13 +464,20 @@ export class EndpointService {
     return found;
   }
 
-  /** An endpoint by id with its current release, or undefined. */
-  async withRelease(id: string, executor: Executor = this.db) {
-    const [found] = await executor
-      .select({ endpoint: endpoints, release: endpointReleases })
-      .from(endpoints)
-      .leftJoin(endpointReleases, eq(endpointReleases.id, endpoints.currentReleaseId))
-      .where(eq(endpoints.id, id));
-    return found;
+  /** An endpoint by id with its current release (null when it has none), or undefined (a prepared statement). */
+  async withRelease(
+    id: string,
+    executor: Executor = this.db,
+  ): Promise<{ endpoint: EndpointRow; release: ReleaseRow | null } | undefined> {
+    const [row] = await withReleaseStatement.rows(executor, { id });
+    if (!row) return undefined;
+    return { endpoint: rowOf(endpoints, row, 'e_')!, release: rowOf(endpointReleases, row, 'r_') ?? null };
   }
 }
+
+const withReleaseStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_endpoint_with_release',
+  sql`select ${selectColumns(endpoints, 'e', 'e_')}, ${selectColumns(endpointReleases, 'r', 'r_')}
+    from ${endpoints} e left join ${endpointReleases} r on r.id = e.current_release_id
+    where e.id = ${sql.placeholder('id')}`,
+);

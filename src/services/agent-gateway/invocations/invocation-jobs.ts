@@ -1,6 +1,7 @@
 /**
  * The background jobs of invocations (Graphile Worker): one dispatch per accepted invocation (job key
- * `invocation:<id>`; a no-op once the invocation moved on), and the minute's invocation sweep (timeouts by the
+ * `invocation:<id>`; a no-op once the invocation moved on), a timeout job at the deadline of an invocation left
+ * running (job key `timeout:<id>`), and the minute's invocation sweep (timeouts by the
  * injected clock, event retention, and a dispatch queued again for an invocation still `accepted` a minute after
  * acceptance: a worker that died mid-dispatch leaves its job locked until Graphile Worker's stale-lock recovery).
  */
@@ -22,7 +23,20 @@ export const dispatchInvocationTask = defineTask(
   async ({ invocationId }, deps: InvocationJobDeps) => deps.invocations.dispatch(invocationId),
 );
 
-/** Every minute (cron): invocations past their timeout end `timed_out`; old events are pruned. */
+/**
+ * At an invocation's deadline (queued by the dispatch of a job left running, and at a turn's acceptance): a live
+ * invocation whose deadline passed on the injected clock ends `timed_out` and its run is cancelled; a no-op once it
+ * ended.
+ */
+export const invocationTimeoutTask = defineTask(
+  'agent-gateway:invocation-timeout',
+  Type.Object({ invocationId: Type.String({ pattern: '^inv_[0-9a-f]{32}$' }) }),
+  async ({ invocationId }, deps: InvocationJobDeps) => {
+    await deps.invocations.timeOutIfDue(invocationId);
+  },
+);
+
+/** Every minute (cron): invocations past their timeout end `timed_out` (a backstop); old events are pruned. */
 export const invocationSweepTask = defineTask(
   'agent-gateway:invocation-sweep',
   Type.Object({}),

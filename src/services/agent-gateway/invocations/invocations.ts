@@ -18,14 +18,16 @@
  */
 import { and, asc, desc, eq, inArray, lt, lte, max, not, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db, Tx } from '../../../platform/database.ts';
+import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
-import type { IdempotencyStore } from '../../../platform/idempotency.ts';
+import { claimKeySql, type IdempotencyStore } from '../../../platform/idempotency.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import { invalidState, notFound } from '../agent-gateway-errors.ts';
 import {
   type EndpointSettingsRecord,
   endpointConversations,
+  endpointReleases,
+  endpoints,
   type InvocationStatus,
   invocationEvents,
   invocations,
@@ -39,9 +41,15 @@ import {
   validateAgainst,
 } from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
+import { insertRowSql, rowOf, selectColumns } from '../queries.ts';
 import type { RunEngine, RunRow } from '../run-engine.ts';
-import { appendInvocationEvents } from './invocation-events.ts';
-import { dispatchInvocationTask } from './invocation-jobs.ts';
+import type { NewRunEvent } from '../run-events.ts';
+import {
+  appendInvocationEvents,
+  appendRunAndInvocationEvents,
+  type InvocationEventRow,
+} from './invocation-events.ts';
+import { dispatchInvocationTask, invocationTimeoutTask } from './invocation-jobs.ts';
 
 /** An invocation as stored (`agent_gateway.invocations`). */
 export type InvocationRow = typeof invocations.$inferSelect;
@@ -113,8 +121,104 @@ function targetOf(settings: EndpointSettingsRecord) {
     : { type: settings.targetType, id: settings.targetId };
 }
 
+type NewInvocationEvent = Omit<InvocationEventRow, 'id' | 'createdAt'>;
+
+/** The run-event fields an invocation's `progress` event carries (the rest stays on the run's own events). */
+const PROGRESS_FIELDS = [
+  'nodeType',
+  'attempt',
+  'agentId',
+  'index',
+  'approvalId',
+  'decision',
+  'dueAt',
+  'signal',
+  'childRunId',
+  'executionId',
+] as const;
+
+/** The database's clock (`now()`: the transaction's start), by which Graphile Worker runs scheduled jobs. */
+async function databaseNow(tx: Tx): Promise<Date> {
+  const result = await tx.execute(sql`select now() as now`);
+  return new Date((result.rows[0] as { now: Date | string }).now);
+}
+
+/** The invocation locked with its release's settings and its endpoint's scope (the dispatch). */
+const lockForDispatchStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_invocation_lock_for_dispatch',
+  sql`select ${selectColumns(invocations, 'i', 'i_')}, r.settings as settings, e.tenant_id as tenant,
+      e.namespace_id as namespace
+    from ${invocations} i join ${endpointReleases} r on r.id = i.release_id join ${endpoints} e on e.id = i.endpoint_id
+    where i.id = ${sql.placeholder('id')} for update of i`,
+);
+
+/** The invocation of a run, locked, with its release's settings (the run observers). */
+const lockByRunStatement = new NamedStatement<Record<string, unknown>>(
+  'agent_gateway_invocation_lock_by_run',
+  sql`select ${selectColumns(invocations, 'i', 'i_')}, r.settings as settings
+    from ${invocations} i join ${endpointReleases} r on r.id = i.release_id
+    where i.run_id = ${sql.placeholder('runId')} for update of i`,
+);
+
+const acceptInsert = insertRowSql(invocations);
+
+/**
+ * An accepted invocation and its dispatch job in one prepared statement (the job commits with the row): the job as
+ * `dispatchInvocationTask.enqueue(tx, {invocationId}, {jobKey: 'invocation:<id>'})` adds it, written in SQL so the
+ * statement text is fixed (the payload `{invocationId}` of an id this service made matches the task's schema).
+ */
+const acceptStatement = new NamedStatement<never>(
+  'agent_gateway_invocation_accept',
+  sql`with inserted as (${acceptInsert.sql} returning id)
+    select graphile_worker.add_job(
+      identifier => ${dispatchInvocationTask.name},
+      payload => json_build_object('invocationId', inserted.id),
+      job_key => ${`${dispatchInvocationTask.name}:invocation:`} || inserted.id,
+      job_key_mode => 'replace'
+    ) from inserted`,
+);
+
+/**
+ * A job submission in one statement (no transaction): the key's claim (the platform's rule, `claimKeySql`), guarded by
+ * the endpoint being still live on the release the job was checked against, then the invocation and its dispatch job
+ * (as {@link acceptStatement}) only with the claimed row. `claimed` is 0 when nothing was written.
+ */
+const submitStatement = new NamedStatement<{ claimed: number }>(
+  'agent_gateway_invocation_submit',
+  sql`with claimed as (${claimKeySql(
+    sql`exists (select 1 from ${endpoints} e where e.id = ${sql.placeholder('endpointId')}
+      and e.status <> 'disabled' and e.current_release_id = ${sql.placeholder('releaseId')})`,
+  )}),
+    inserted as (${acceptInsert.selectSql} from claimed returning id),
+    queued as (select graphile_worker.add_job(
+      identifier => ${dispatchInvocationTask.name},
+      payload => json_build_object('invocationId', inserted.id),
+      job_key => ${`${dispatchInvocationTask.name}:invocation:`} || inserted.id,
+      job_key_mode => 'replace'
+    ) from inserted)
+    select (select count(*) from queued)::int as claimed`,
+);
+
+/** Writes an invocation's moves: status, times, outcome, run and history. */
+const saveInvocationStatement = new NamedStatement<never>(
+  'agent_gateway_invocation_save',
+  sql`update ${invocations} set status = ${sql.placeholder('status')},
+      updated_at = ${sql.placeholder('updatedAt')}::timestamptz,
+      finished_at = ${sql.placeholder('finishedAt')}::timestamptz,
+      result = ${sql.placeholder('result')}::jsonb, error = ${sql.placeholder('error')}::jsonb,
+      run_id = ${sql.placeholder('runId')}, history = ${sql.placeholder('history')}::jsonb
+    where id = ${sql.placeholder('id')}`,
+);
+
 /** Jobs, conversations and turns; the status view; cancel; the run observer; the sweep. */
 export class InvocationService {
+  /** Moves made in memory and not yet written, by the row they made ({@link applyMove}, {@link save}). */
+  private readonly movesOf = new WeakMap<InvocationRow, NewInvocationEvent[]>();
+  /** Stream events of written moves, by transaction, appended last ({@link flushEvents}). */
+  private readonly pendingEvents = new WeakMap<Tx, NewInvocationEvent[]>();
+  /** Transactions of dispatches in progress: they settle their invocation themselves (the observers skip it). */
+  private readonly dispatching = new WeakSet<Tx>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -177,6 +281,18 @@ export class InvocationService {
     caller?: { principal: EndpointPrincipal; slug: string },
   ): Promise<{ endpoint: EndpointRow; release: ReleaseRow }> {
     const found = await this.endpoints.withRelease(endpointId, tx);
+    return this.admitted(found, endpointId, mode, value, field, caller);
+  }
+
+  /** {@link admit} on an endpoint read already. */
+  private admitted(
+    found: { endpoint: EndpointRow; release: ReleaseRow | null } | undefined,
+    endpointId: string,
+    mode: 'job' | 'conversation',
+    value: unknown,
+    field: string,
+    caller?: { principal: EndpointPrincipal; slug: string },
+  ): { endpoint: EndpointRow; release: ReleaseRow } {
     if (!found?.release) throw notFound('endpoint', caller?.slug ?? endpointId);
     const { endpoint, release } = found;
     if (caller) {
@@ -222,9 +338,9 @@ export class InvocationService {
     >,
   ): Promise<Pick<InvocationRow, 'id' | 'status' | 'conversationId'>> {
     const now = this.clock.now();
-    const inserted = tx
-      .insert(invocations)
-      .values({
+    await acceptStatement.rows(
+      tx,
+      acceptInsert.values({
         endpointId: endpoint.id,
         releaseId: release.id,
         ...values,
@@ -236,14 +352,17 @@ export class InvocationService {
         createdAt: now,
         updatedAt: now,
         finishedAt: null,
+        eventsPrunedThrough: 0,
         history: [{ status: 'accepted', at: now.toISOString() }],
-      })
-      .returning({ id: invocations.id });
-    const dispatch = dispatchInvocationTask.addJobCall(
-      { invocationId: values.id },
-      { jobKey: `invocation:${values.id}` },
+      }),
     );
-    await tx.execute(sql`with inserted as (${inserted.getSQL()}) select ${dispatch} from inserted`);
+    // A turn may wait (accepted) behind its conversation's earlier turn: its timeout job starts at acceptance. A
+    // job's starts with its dispatch, unless it ended there (most do: no job for them).
+    if (values.kind === 'turn')
+      await this.scheduleTimeout(tx, {
+        id: values.id,
+        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+      });
     // Its `accepted` event is written with its first move (the submission stays off the event lock).
     return { id: values.id, status: 'accepted', conversationId: values.conversationId };
   }
@@ -288,36 +407,69 @@ export class InvocationService {
     body: { title: string; description?: string; input: unknown },
     idem: IdempotencyInput,
   ) {
+    // A replay is answered from the key's record alone (one read); a new job reads its endpoint next.
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
-    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
     const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    const found = caller
+      ? await this.endpoints.withRelease(principal.endpointId!)
+      : await this.endpointFor(principal, slug);
+    const targetId = caller ? principal.endpointId! : found!.endpoint.id;
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
-    // key's claim (one statement fewer: `IdempotencyStore.runKnown`).
+    // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
     const id = prefixedHexId('inv');
     const response = { status: 202, body: this.ack({ id, status: 'accepted', conversationId: null }, false) };
-    return this.idempotency.runKnown(
-      {
-        scope: idempotencyScope(targetId),
-        key: idem.key,
-        fingerprint: idem.fingerprint,
-        ttlMs: IDEMPOTENCY_TTL_MS,
-      },
-      response,
-      async (tx) => {
-        const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-        await this.insert(tx, endpoint, release, {
-          id,
-          kind: 'job',
-          conversationId: null,
-          turn: null,
-          title: body.title,
-          description: body.description ?? null,
-          input: body.input as object,
-        });
-      },
-    );
+    const params = {
+      scope: idempotencyScope(targetId),
+      key: idem.key,
+      fingerprint: idem.fingerprint,
+      ttlMs: IDEMPOTENCY_TTL_MS,
+    };
+    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
+    // is still on the release it was checked against (nothing is written otherwise).
+    const { endpoint, release } = this.admitted(found, targetId, 'job', body.input, 'input', caller);
+    const now = this.clock.now();
+    const [done] = await submitStatement.rows(this.db, {
+      ...this.idempotency.claimValues(params, response),
+      endpointId: endpoint.id,
+      releaseId: release.id,
+      ...acceptInsert.values({
+        id,
+        endpointId: endpoint.id,
+        releaseId: release.id,
+        kind: 'job',
+        conversationId: null,
+        turn: null,
+        title: body.title,
+        description: body.description ?? null,
+        input: body.input as object,
+        status: 'accepted',
+        result: null,
+        error: null,
+        runId: null,
+        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+        eventsPrunedThrough: 0,
+        history: [{ status: 'accepted', at: now.toISOString() }],
+      }),
+    });
+    if (done!.claimed === 1) return { replayed: false, response };
+    // The key was taken (its first request committed meanwhile, or was in flight and waited for), or the endpoint
+    // moved on since it was read: the transaction below decides, as for any request.
+    return this.idempotency.runKnown(params, response, async (tx) => {
+      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
+      await this.insert(tx, endpoint, release, {
+        id,
+        kind: 'job',
+        conversationId: null,
+        turn: null,
+        title: body.title,
+        description: body.description ?? null,
+        input: body.input as object,
+      });
+    });
   }
 
   /** Starts a conversation with its first message. @throws as {@link submitJob}. */
@@ -459,11 +611,10 @@ export class InvocationService {
   }
 
   /**
-   * Records a move of a locked row: its status, history and an event (call last in the transaction). The first move
-   * also writes the `accepted` event (submissions write none, so they never wait for the event lock).
+   * A move of a row in memory: its status, history and the fields the move sets, and its stream events (the first
+   * move also carries the `accepted` event: submissions write none). {@link save} writes a row's moves.
    */
-  private async move(
-    tx: Tx,
+  private applyMove(
     row: InvocationRow,
     to: InvocationStatus,
     extra: {
@@ -471,51 +622,127 @@ export class InvocationService {
       error?: { code: string; message: string; details?: unknown };
       runId?: string;
     } = {},
-  ): Promise<InvocationRow> {
+  ): InvocationRow {
     const now = this.clock.now();
     const reason = extra.error?.message;
-    if (row.kind === 'turn' && isTerminalInvocation(to)) await this.dispatchNextTurn(tx, row);
-    const [updated] = await tx
-      .update(invocations)
-      .set({
+    const events = this.movesOf.get(row) ?? [];
+    if (row.status === 'accepted')
+      events.push({
+        invocationId: row.id,
+        conversationId: row.conversationId,
+        type: 'status',
+        data: { invocationId: row.id, status: 'accepted', at: row.createdAt.toISOString() },
+      });
+    events.push({
+      invocationId: row.id,
+      conversationId: row.conversationId,
+      type: 'status',
+      data: {
+        invocationId: row.id,
         status: to,
-        updatedAt: now,
-        ...(isTerminalInvocation(to) ? { finishedAt: now } : {}),
-        ...(extra.result !== undefined ? { result: extra.result as object } : {}),
-        ...(extra.error ? { error: extra.error } : {}),
-        ...(extra.runId ? { runId: extra.runId } : {}),
-        history: [...row.history, { status: to, at: now.toISOString(), ...(reason ? { reason } : {}) }],
-      })
-      .where(eq(invocations.id, row.id))
-      .returning();
-    await appendInvocationEvents(
-      tx,
-      [
-        ...(row.status === 'accepted'
-          ? [
-              {
-                invocationId: row.id,
-                conversationId: row.conversationId,
-                type: 'status',
-                data: { invocationId: row.id, status: 'accepted', at: row.createdAt.toISOString() },
-              },
-            ]
-          : []),
-        {
-          invocationId: row.id,
-          conversationId: row.conversationId,
-          type: 'status',
-          data: {
-            invocationId: row.id,
-            status: to,
-            at: now.toISOString(),
-            ...(extra.error ? { error: { code: extra.error.code, message: extra.error.message } } : {}),
-          },
-        },
-      ],
-      now,
-    );
-    return updated!;
+        at: now.toISOString(),
+        ...(extra.error ? { error: { code: extra.error.code, message: extra.error.message } } : {}),
+      },
+    });
+    const moved: InvocationRow = {
+      ...row,
+      status: to,
+      updatedAt: now,
+      ...(isTerminalInvocation(to) ? { finishedAt: now } : {}),
+      ...(extra.result !== undefined ? { result: extra.result as object } : {}),
+      ...(extra.error ? { error: extra.error } : {}),
+      ...(extra.runId ? { runId: extra.runId } : {}),
+      history: [...row.history, { status: to, at: now.toISOString(), ...(reason ? { reason } : {}) }],
+    };
+    this.movesOf.set(moved, events);
+    return moved;
+  }
+
+  /**
+   * Writes the moves {@link applyMove} made of a locked row in one statement and queues their events for
+   * {@link flushEvents} (the end of the transaction). A turn that ended dispatches its conversation's next turn.
+   */
+  private async save(tx: Tx, moved: InvocationRow): Promise<InvocationRow> {
+    const events = this.movesOf.get(moved);
+    if (!events) return moved;
+    this.movesOf.delete(moved);
+    if (moved.kind === 'turn' && isTerminalInvocation(moved.status)) await this.dispatchNextTurn(tx, moved);
+    await saveInvocationStatement.rows(tx, {
+      id: moved.id,
+      status: moved.status,
+      updatedAt: moved.updatedAt.toISOString(),
+      finishedAt: moved.finishedAt ? moved.finishedAt.toISOString() : null,
+      result: moved.result === null || moved.result === undefined ? null : JSON.stringify(moved.result),
+      error: moved.error ? JSON.stringify(moved.error) : null,
+      runId: moved.runId,
+      history: JSON.stringify(moved.history),
+    });
+    const pending = this.pendingEvents.get(tx);
+    if (pending) pending.push(...events);
+    else this.pendingEvents.set(tx, [...events]);
+    return moved;
+  }
+
+  /** One move of a locked row, written ({@link applyMove} then {@link save}). */
+  private async move(
+    tx: Tx,
+    row: InvocationRow,
+    to: InvocationStatus,
+    extra: Parameters<InvocationService['applyMove']>[2] = {},
+  ): Promise<InvocationRow> {
+    return this.save(tx, this.applyMove(row, to, extra));
+  }
+
+  /**
+   * The run-events hook (spec E "Event streams": invocation progress is delivered on `eventsUrl`): each event of a
+   * run that executes an invocation (or of its sub-runs) is queued as that invocation's `progress` event, in order,
+   * before the status move the run's change makes. Its data names the run event and where it happened (`type`,
+   * `runId`, `stepId`, `nodeId`, `at`) with the step's kind and attempt, the agent, the approval, timer, signal,
+   * sub-run or execution it waits for, and a failure's code and message; never inputs, outputs, tool arguments or
+   * results, texts or user ids (the result is read from the status view).
+   */
+  queueProgress(tx: Tx, events: readonly NewRunEvent[], runs: ReadonlyMap<string, { row: RunRow }>): void {
+    const at = this.clock.now().toISOString();
+    const queued: NewInvocationEvent[] = [];
+    for (const event of events) {
+      const run = runs.get(event.runId)?.row;
+      if (!run?.invocationId) continue;
+      const data: Record<string, unknown> = {
+        invocationId: run.invocationId,
+        type: event.type,
+        runId: event.runId,
+        stepId: event.stepId ?? null,
+        nodeId: event.nodeId ?? null,
+        at,
+      };
+      for (const field of PROGRESS_FIELDS)
+        if (event.data[field] !== undefined) data[field] = event.data[field];
+      const error = event.data.error as { code?: unknown; message?: unknown } | null | undefined;
+      if (error && typeof error === 'object') data.error = { code: error.code, message: error.message };
+      queued.push({
+        invocationId: run.invocationId,
+        conversationId: run.invocationConversationId,
+        type: 'progress',
+        data,
+      });
+    }
+    if (queued.length === 0) return;
+    const pending = this.pendingEvents.get(tx);
+    if (pending) pending.push(...queued);
+    else this.pendingEvents.set(tx, queued);
+  }
+
+  /**
+   * Appends the stream events of the moves `tx` wrote, under the event-log lock: call it last in the transaction
+   * (the run engine calls it at the end of its flush, the other writers before they commit; a dispatch appends its
+   * own at its end).
+   */
+  async flushEvents(tx: Tx, fromEngine = false): Promise<void> {
+    if (fromEngine && this.dispatching.has(tx)) return;
+    const events = this.pendingEvents.get(tx);
+    if (!events || events.length === 0) return;
+    this.pendingEvents.delete(tx);
+    await appendInvocationEvents(tx, events, this.clock.now());
   }
 
   private async lock(tx: Tx, id: string) {
@@ -525,24 +752,25 @@ export class InvocationService {
 
   /**
    * The dispatch job: an `accepted` invocation becomes `dispatching`, its run starts, and it is `running` (or ends
-   * at once when the target cannot start, or when its run already ended).
+   * at once when the target cannot start, or when its run already ended). Instant agents (no I/O) run in this
+   * transaction ({@link RunEngine.start} `inline`), so such a job ends here: accepted, dispatching, running and its
+   * outcome commit together, each move recorded, in one write of the row and one append of its events.
    */
   async dispatch(id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      let row = await this.lock(tx, id);
-      if (row?.status !== 'accepted') return;
+      const [found] = await lockForDispatchStatement.rows(tx, { id });
+      const locked = found ? rowOf(invocations, found, 'i_') : undefined;
+      if (!found || locked?.status !== 'accepted') return;
+      let row = locked;
       if (row.deadlineAt <= this.clock.now()) {
         await this.move(tx, row, 'timed_out', {
           error: { code: 'timed_out', message: 'The endpoint timeout passed before dispatch.' },
         });
+        await this.flushEvents(tx);
         return;
       }
-      // The run starts first and the moves are written last: a move takes the event log's lock (held until
-      // commit), so starting the run under it would queue every other invocation's moves behind this run's start.
-      const found = await this.endpoints.release(row.releaseId, tx);
-      const endpoint = await this.endpoints.withRelease(row.endpointId, tx);
-      const settings = found!.settings;
-      const scope = { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId };
+      const settings = found.settings as EndpointSettingsRecord;
+      const scope = { tenant: found.tenant as string, namespace: found.namespace as string };
       let input: Record<string, unknown>;
       if (row.kind === 'job')
         input = {
@@ -553,27 +781,61 @@ export class InvocationService {
         };
       else {
         // A conversation's turns run one after another: a turn whose predecessor is still live waits (accepted);
-        // the predecessor's end dispatches it (see `move`).
+        // the predecessor's end dispatches it (see `save`).
         const history = await this.conversationHistory(tx, row);
         if (!history) return;
         input = { message: row.input, conversationId: row.conversationId, turn: row.turn, history };
       }
-      let run: RunRow;
+      // The target is resolved before anything is written: a target that cannot start (missing, unpublished) ends
+      // the invocation `failed`, and nothing else of the run is written.
+      let plan: Awaited<ReturnType<OrchestrationService['runPlan']>>;
       try {
-        await tx.execute(sql`savepoint invocation_start`);
-        run = await this.orchestration.startRun(scope, null, { target: targetOf(settings), input }, {}, tx);
-        await tx.execute(sql`release savepoint invocation_start`);
+        plan = await this.orchestration.runPlan(scope, targetOf(settings), tx);
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500) throw err;
-        await tx.execute(sql`rollback to savepoint invocation_start`);
-        row = await this.move(tx, row, 'dispatching');
-        await this.move(tx, row, 'failed', { error: { code: 'target_unavailable', message: err.message } });
+        row = this.applyMove(row, 'dispatching');
+        await this.save(
+          tx,
+          this.applyMove(row, 'failed', { error: { code: 'target_unavailable', message: err.message } }),
+        );
+        await this.flushEvents(tx);
         return;
       }
-      row = await this.move(tx, row, 'dispatching');
-      row = await this.move(tx, row, 'running', { runId: run.id });
-      if (run.status === 'waiting') row = await this.move(tx, row, 'waiting');
-      if (['completed', 'failed', 'cancelled'].includes(run.status)) await this.finish(tx, row, run);
+      // This transaction settles its own invocation when the run ends inside it: the run observer leaves it alone,
+      // and its progress events wait here, to follow the `running` move.
+      this.dispatching.add(tx);
+      let run: RunRow;
+      const runEvents: NewRunEvent[] = [];
+      try {
+        run = await this.engine.start(
+          tx,
+          {
+            scope,
+            ...plan,
+            input,
+            createdBy: null,
+            invocationId: row.id,
+            invocationConversationId: row.conversationId ?? undefined,
+          },
+          { inline: true, deferEvents: runEvents },
+        );
+      } finally {
+        this.dispatching.delete(tx);
+      }
+      const progress = this.pendingEvents.get(tx) ?? [];
+      this.pendingEvents.delete(tx);
+      row = this.applyMove(row, 'dispatching');
+      row = this.applyMove(row, 'running', { runId: run.id });
+      this.movesOf.get(row)!.push(...progress);
+      if (run.status === 'waiting') row = this.applyMove(row, 'waiting');
+      if (['completed', 'failed', 'cancelled'].includes(run.status)) row = this.outcome(row, run, settings);
+      await this.save(tx, row);
+      // A job left running gets its timeout job (a turn got it at acceptance).
+      if (row.kind === 'job' && !isTerminalInvocation(row.status)) await this.scheduleTimeout(tx, row);
+      // Both logs in one statement, the last before the commit: the event-log lock is held for the least time.
+      const events = this.pendingEvents.get(tx) ?? [];
+      this.pendingEvents.delete(tx);
+      await appendRunAndInvocationEvents(tx, runEvents, events, this.clock.now());
     });
   }
 
@@ -628,44 +890,48 @@ export class InvocationService {
   /** The run status observer: a live run's `running` <-> `waiting` moves are its invocation's moves. */
   async onRunStatusChanged(tx: Tx, run: RunRow): Promise<void> {
     if (run.status !== 'running' && run.status !== 'waiting') return;
-    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
-    if (found && (found.status === 'running' || found.status === 'waiting') && found.status !== run.status)
-      await this.move(tx, found, run.status);
+    if (this.dispatching.has(tx)) return;
+    const [found] = await lockByRunStatement.rows(tx, { runId: run.id });
+    const row = found ? rowOf(invocations, found, 'i_') : undefined;
+    if (row && (row.status === 'running' || row.status === 'waiting') && row.status !== run.status)
+      await this.move(tx, row, run.status);
   }
 
   /** The run observer: a finished run ends its invocation (output validated against the output schema). */
   async onRunFinished(tx: Tx, run: RunRow): Promise<void> {
-    const [found] = await tx.select().from(invocations).where(eq(invocations.runId, run.id)).for('update');
-    if (!found) return;
-    await this.finish(tx, found, run);
+    if (this.dispatching.has(tx)) return;
+    const [found] = await lockByRunStatement.rows(tx, { runId: run.id });
+    const row = found ? rowOf(invocations, found, 'i_') : undefined;
+    if (!row || isTerminalInvocation(row.status)) return;
+    await this.save(tx, this.outcome(row, run, found!.settings as EndpointSettingsRecord));
   }
 
-  private async finish(tx: Tx, row: InvocationRow, run: RunRow): Promise<void> {
-    if (isTerminalInvocation(row.status)) return;
-    if (run.status === 'cancelled' || row.status === 'cancel_requested') {
-      await this.move(tx, row, 'cancelled', {
+  /**
+   * The move that ends a live invocation whose run finished (in memory; {@link save} writes it): `cancelled` when
+   * the run was cancelled or a cancel was requested, `failed` with the run's error, `failed` with
+   * `output_schema_mismatch` when the output breaks the release's output schema, else `completed` with the output.
+   */
+  private outcome(row: InvocationRow, run: RunRow, settings: EndpointSettingsRecord): InvocationRow {
+    if (run.status === 'cancelled' || row.status === 'cancel_requested')
+      return this.applyMove(row, 'cancelled', {
         error: { code: 'cancelled', message: 'The invocation was cancelled.' },
       });
-      return;
-    }
     if (run.status === 'failed') {
       const error = (run.error as { code?: string; message?: string } | null) ?? {};
-      await this.move(tx, row, 'failed', {
+      return this.applyMove(row, 'failed', {
         error: { code: error.code ?? 'run_failed', message: error.message ?? 'The target failed.' },
       });
-      return;
     }
-    const release = await this.endpoints.release(row.releaseId, tx);
     const output = run.output ?? null;
     const issues: FieldIssue[] = validateAgainst(
       `out:${row.releaseId}`,
-      release!.settings.outputSchema,
+      settings.outputSchema,
       output,
       'result',
       '',
     );
-    if (issues.length > 0) {
-      await this.move(tx, row, 'failed', {
+    if (issues.length > 0)
+      return this.applyMove(row, 'failed', {
         error: {
           code: 'output_schema_mismatch',
           message: `The target's output does not match the endpoint's output schema: ${issues
@@ -674,9 +940,7 @@ export class InvocationService {
           details: { issues: issues.map((i) => ({ field: i.field, message: i.message })) },
         },
       });
-      return;
-    }
-    await this.move(tx, row, 'completed', { result: output });
+    return this.applyMove(row, 'completed', { result: output });
   }
 
   /**
@@ -694,9 +958,11 @@ export class InvocationService {
         await this.move(tx, row, 'cancelled', {
           error: { code: 'cancelled', message: 'Cancelled before it ran.' },
         });
+        await this.flushEvents(tx);
         return undefined;
       }
       await this.move(tx, row, 'cancel_requested');
+      await this.flushEvents(tx);
       return row;
     });
     if (runToCancel) await this.stopRun(runToCancel);
@@ -723,7 +989,63 @@ export class InvocationService {
         await this.move(tx, locked, 'cancelled', {
           error: { code: 'cancelled', message: 'The invocation was cancelled.' },
         });
+      await this.flushEvents(tx);
     });
+  }
+
+  /**
+   * Queues the invocation's timeout job (`agent-gateway:invocation-timeout`, job key `timeout:<id>`) to run when its
+   * deadline comes: the time left on the injected clock, counted from the database's now (Graphile Worker runs jobs
+   * by the database clock). Call it inside the transaction that leaves the invocation live.
+   */
+  private async scheduleTimeout(tx: Tx, row: Pick<InvocationRow, 'id' | 'deadlineAt'>): Promise<void> {
+    const left = row.deadlineAt.getTime() - this.clock.now().getTime();
+    const dbNow = await databaseNow(tx);
+    await invocationTimeoutTask.enqueue(
+      tx,
+      { invocationId: row.id },
+      { jobKey: `timeout:${row.id}`, runAt: new Date(dbNow.getTime() + Math.max(0, left)) },
+    );
+  }
+
+  /**
+   * The timeout job, and the sweep for each invocation past its deadline: a live invocation whose deadline passed
+   * on the injected clock ends `timed_out` and its run is cancelled; one whose deadline is still ahead (the job ran
+   * early: another clock) is looked at again when the time left has passed.
+   * @returns what happened: `timed_out`, `not_due` (rescheduled) or `ended` (nothing to do).
+   */
+  async timeOutIfDue(id: string): Promise<'timed_out' | 'not_due' | 'ended'> {
+    const outcome = await this.db.transaction(async (tx) => {
+      const [found] = await lockForDispatchStatement.rows(tx, { id });
+      const row = found ? rowOf(invocations, found, 'i_') : undefined;
+      if (!row || isTerminalInvocation(row.status)) return { result: 'ended' as const };
+      if (row.deadlineAt > this.clock.now()) {
+        await this.scheduleTimeout(tx, row);
+        return { result: 'not_due' as const };
+      }
+      const settings = found!.settings as EndpointSettingsRecord;
+      const moved = await this.move(tx, row, 'timed_out', {
+        error: { code: 'timed_out', message: `The endpoint timeout of ${settings.timeoutSeconds} s passed.` },
+      });
+      await this.flushEvents(tx);
+      return {
+        result: 'timed_out' as const,
+        stop: moved.runId
+          ? {
+              runId: moved.runId,
+              scope: { tenant: found!.tenant as string, namespace: found!.namespace as string },
+            }
+          : undefined,
+      };
+    });
+    if (outcome.result === 'timed_out' && outcome.stop)
+      await this.engine
+        .cancel(outcome.stop.scope, outcome.stop.runId, `invocation ${id} (timed out)`)
+        .catch((err: unknown) => {
+          // The run ended meanwhile.
+          if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        });
+    return outcome.result;
   }
 
   /**
@@ -760,38 +1082,16 @@ export class InvocationService {
       )
       .limit(1000);
     let timedOut = 0;
-    for (const { id } of due) {
-      const stopped = await this.db.transaction(async (tx) => {
-        const row = await this.lock(tx, id);
-        if (!row || isTerminalInvocation(row.status)) return undefined;
-        timedOut += 1;
-        const release = await this.endpoints.release(row.releaseId, tx);
-        return this.move(tx, row, 'timed_out', {
-          error: {
-            code: 'timed_out',
-            message: `The endpoint timeout of ${release!.settings.timeoutSeconds} s passed.`,
-          },
-        });
-      });
-      if (stopped?.runId) {
-        const endpoint = await this.endpoints.withRelease(stopped.endpointId);
-        await this.engine
-          .cancel(
-            { tenant: endpoint!.endpoint.tenantId, namespace: endpoint!.endpoint.namespaceId },
-            stopped.runId,
-            `invocation ${stopped.id} (timed out)`,
-          )
-          .catch((err: unknown) => {
-            if (!(err instanceof ApiError) || err.status >= 500) throw err;
-          });
-      }
-    }
+    for (const { id } of due) if ((await this.timeOutIfDue(id)) === 'timed_out') timedOut += 1;
     const before = new Date(now.getTime() - this.settings.eventRetentionSeconds * 1000);
     const prunedEvents = await this.db.transaction(async (tx) => {
       const old = await tx
         .select({ id: invocations.id })
         .from(invocations)
-        .where(and(lte(invocations.finishedAt, before), eq(invocations.eventsPrunedThrough, 0)))
+        // `= 0` written out, not a parameter: the partial index invocations_prune_idx (where events_pruned_through
+        // = 0) serves the query only when its plan knows the value.
+        .where(and(lte(invocations.finishedAt, before), sql`${invocations.eventsPrunedThrough} = 0`))
+        .orderBy(invocations.finishedAt)
         .limit(1000);
       if (old.length === 0) return 0;
       const ids = old.map((o) => o.id);

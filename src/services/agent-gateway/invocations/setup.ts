@@ -22,7 +22,7 @@ import type { CredentialStore } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import type { RunEngine } from '../run-engine.ts';
 import { createInvocationFeed } from './invocation-events.ts';
-import { dispatchInvocationTask, invocationSweepTask } from './invocation-jobs.ts';
+import { dispatchInvocationTask, invocationSweepTask, invocationTimeoutTask } from './invocation-jobs.ts';
 import { InvocationService } from './invocations.ts';
 
 function intVar(
@@ -78,6 +78,8 @@ export function setupEndpointsAndInvocations(
   );
   deps.engine.onFinished((tx, run) => invocations.onRunFinished(tx, run));
   deps.engine.onStatusChanged((tx, run) => invocations.onRunStatusChanged(tx, run));
+  deps.engine.onEvents((tx, events, runs) => invocations.queueProgress(tx, events, runs));
+  deps.engine.onFlushed((tx) => invocations.flushEvents(tx, true));
   const feed = createInvocationFeed(ctx.db, ctx.logger);
   let stopFeed: (() => Promise<void>) | undefined;
   const jobDeps = { invocations, logger: ctx.logger };
@@ -96,7 +98,11 @@ export function setupEndpointsAndInvocations(
     async startFeed() {
       stopFeed ??= await feed.start(ctx.notifier);
     },
-    tasks: [dispatchInvocationTask.with(jobDeps), invocationSweepTask.with(jobDeps)],
+    tasks: [
+      dispatchInvocationTask.with(jobDeps),
+      invocationTimeoutTask.with(jobDeps),
+      invocationSweepTask.with(jobDeps),
+    ],
     cron: [{ task: invocationSweepTask, pattern: '* * * * *' }],
     async stop() {
       await stopFeed?.();

@@ -355,6 +355,8 @@ function registerInvocationRoutes(
       throw err;
     });
     void sse.done.then(stop);
+    // A revocation between the request's authentication and the watch above was not seen by the watch.
+    if (await deps.keys.isRevoked(credentialId)) sse.close('revoked');
     return reply;
   };
 

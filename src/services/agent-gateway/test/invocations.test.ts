@@ -248,6 +248,52 @@ describe('schemas both ways', () => {
     assert.equal(missing.statusCode, 400);
   });
 
+  test('patterns run on RE2 (linear time): a catastrophic pattern is safe; lookaround is refused when saved', {
+    timeout: 30_000,
+  }, async () => {
+    const ep = await endpoint({
+      targetId: await agent({ ok: true }),
+      inputSchema: {
+        type: 'object',
+        properties: {
+          evil: { type: 'string', pattern: '^(a+)+$' },
+          code: { type: 'string', pattern: '^[0-9]{3}$' },
+        },
+        patternProperties: { '^(x+x+)+y$': { type: 'integer' } },
+      },
+    });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    // On JavaScript's backtracking engine each of these takes longer than the test's timeout (2^40 paths).
+    const started = performance.now();
+    const evil = await submit(ep.slug, cred, {
+      title: 't',
+      input: { evil: `${'a'.repeat(40)}b`, code: '12', [`${'x'.repeat(40)}y`]: 'not an integer' },
+    });
+    const elapsed = performance.now() - started;
+    assert.equal(evil.statusCode, 400, evil.body);
+    assert.deepEqual(
+      evil
+        .json()
+        .details.issues.map((i: { field: string }) => i.field)
+        .sort(),
+      ['body.input.code', 'body.input.evil', `body.input.${'x'.repeat(40)}y`],
+    );
+    assert.ok(elapsed < 5000, `validated in ${elapsed.toFixed(0)} ms`);
+    // Two patterns of one schema are two expressions (ajv keys compiled patterns by their text).
+    const ok = await submit(ep.slug, cred, { title: 't', input: { evil: 'aaa', code: '123', xxy: 1 } });
+    assert.equal(ok.statusCode, 202, ok.body);
+    const lookahead = await api('POST', '/api/v1/endpoints', {
+      slug: `lookahead-${++n}`,
+      invocationMode: 'job',
+      targetType: 'agent',
+      targetId: await agent({ ok: true }),
+      inputSchema: { type: 'object', properties: { a: { type: 'string', pattern: '^(?=a)a$' } } },
+    });
+    assert.equal(lookahead.statusCode, 400, lookahead.body);
+    assert.match(lookahead.json().details.issues[0].message, /regexp|pattern/i);
+  });
+
   test('ajv does not keep the schemas of evicted validators', async () => {
     const { ajvCachedSchemas, schemaIssues } = await import('../endpoints/endpoint-settings.ts');
     const start = ajvCachedSchemas();
@@ -401,6 +447,59 @@ describe('idempotency', () => {
     const ids = new Set(raced.map((r) => r.json().invocationId));
     assert.equal(ids.size, 1, 'every racer got the first answer');
   });
+
+  test('a retry sent while the first request is still in flight waits for it and replays its answer (forced overlap)', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const pg = await import('pg');
+    const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
+    const watcher = new pg.default.Client({ connectionString: h.platform.database.url });
+    await blocker.connect();
+    await watcher.connect();
+    /** Waits until `n` sessions wait for a lock of `kind` (pg_locks), or fails after 10 s. */
+    const waitersOf = async (kind: 'relation' | 'transactionid', n: number) => {
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await watcher.query(
+          `select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+            where not l.granted and l.locktype = $1 and a.datname = current_database()`,
+          [kind],
+        );
+        if (rows[0].n >= n) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.fail(`no session waited for a ${kind} lock`);
+    };
+    try {
+      // Hold the first request inside its transaction, after it claimed the key and wrote its invocation: queueing
+      // its dispatch job waits for a lock this session holds on Graphile Worker's job table.
+      await blocker.query('begin');
+      await blocker.query('lock table graphile_worker._private_jobs in share mode');
+      const body = { title: 'in flight', input: { n: 1 } };
+      const first = submit(ep.slug, cred, body, 'in-flight-key');
+      await waitersOf('relation', 1);
+      // The retry: the key's record is not committed, so it cannot be read; its claim waits for the first one's
+      // transaction (the claimed row's lock).
+      const retry = submit(ep.slug, cred, body, 'in-flight-key');
+      await waitersOf('transactionid', 1);
+      await blocker.query('commit');
+      const [a, b] = await Promise.all([first, retry]);
+      assert.equal(a.statusCode, 202, a.body);
+      assert.equal(b.statusCode, 202, b.body);
+      assert.equal(a.headers['idempotency-replayed'], undefined);
+      assert.equal(b.headers['idempotency-replayed'], 'true');
+      assert.deepEqual(b.json(), a.json(), 'the retry replays the first answer');
+      const { rows } = await watcher.query(
+        `select count(*)::int as n from agent_gateway.invocations where endpoint_id = $1 and title = 'in flight'`,
+        [ep.id],
+      );
+      assert.equal(rows[0].n, 1, 'one invocation');
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      await blocker.end();
+      await watcher.end();
+    }
+  });
 });
 
 describe('states', () => {
@@ -474,6 +573,101 @@ describe('states', () => {
   });
 });
 
+describe('timeout at the deadline', () => {
+  test('a job left running gets a timeout job at its deadline: it ends the invocation then, not before, with no sweep', async () => {
+    const remote = await agent(
+      { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
+      'remote',
+    );
+    const ep = await endpoint({ targetId: remote, timeoutSeconds: 30 });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 'slow', input: {} })).json();
+    await h.platform.runDueJobs();
+    assert.equal((await status(ack.statusUrl, cred)).status, 'waiting');
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: h.platform.database.url });
+    await client.connect();
+    const jobKey = `agent-gateway:invocation-timeout:timeout:${ack.invocationId}`;
+    // Seconds until the job runs, by the database clock; then the passing of that time, for Graphile Worker.
+    const secondsLeft = async () =>
+      Number(
+        (
+          await client.query(
+            'select extract(epoch from run_at - now()) as s from graphile_worker._private_jobs where key = $1',
+            [jobKey],
+          )
+        ).rows[0]?.s,
+      );
+    const timePasses = () =>
+      client.query('update graphile_worker._private_jobs set run_at = now() where key = $1', [jobKey]);
+    try {
+      const left = await secondsLeft();
+      assert.ok(
+        left > 25 && left <= 30,
+        `the job runs at the deadline, 30 s after acceptance (${left} s left)`,
+      );
+      // Run early (by the database clock) while the injected clock is before the deadline: nothing ends.
+      clock.advance(20_000);
+      await timePasses();
+      await h.platform.runDueJobs();
+      assert.equal((await status(ack.statusUrl, cred)).status, 'waiting', 'not before the deadline');
+      const again = await secondsLeft();
+      assert.ok(again > 5 && again <= 10, `looked at again when the 10 s left have passed (${again} s)`);
+      // At the deadline on the injected clock, the job (not the minute sweep) ends it.
+      clock.advance(10_000);
+      await timePasses();
+      await h.platform.runDueJobs();
+      const out = await status(ack.statusUrl, cred);
+      assert.equal(out.status, 'timed_out');
+      assert.equal(out.error.code, 'timed_out');
+      assert.equal(out.history.at(-1).at, clock.now().toISOString(), 'at the deadline');
+      const run = (await api('GET', `/api/v1/orchestration-runs/${out.runId}`)).json();
+      assert.equal(run.run.status, 'cancelled', "the timed-out invocation's run is cancelled");
+      assert.ok(Number.isNaN(await secondsLeft()), 'the timeout job is done');
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('an instant target ends in its dispatch and leaves no timeout job', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 'fast', input: {} })).json();
+    await h.platform.runDueJobs();
+    const done = await status(ack.statusUrl, cred);
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(
+      done.history.map((m: { status: string }) => m.status),
+      ['accepted', 'dispatching', 'running', 'completed'],
+    );
+    const jobs = await h.platform.booted.database.pool.query(
+      'select key from graphile_worker._private_jobs where key like $1',
+      [`%${ack.invocationId}%`],
+    );
+    assert.deepEqual(jobs.rows, []);
+  });
+});
+
+describe('retention prune', () => {
+  test("the prune's read of finished invocations goes through the partial index on finished_at", async () => {
+    const client = await h.platform.booted.database.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query('set local enable_seqscan = off');
+      const plan = await client.query(
+        `explain select id from agent_gateway.invocations
+          where finished_at <= now() and events_pruned_through = 0 order by finished_at limit 1000`,
+      );
+      assert.match(plan.rows.map((r) => r['QUERY PLAN']).join('\n'), /invocations_prune_idx/);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+});
+
 describe('lost dispatch', () => {
   test('an invocation whose dispatch job is held by a dead worker is dispatched again by the sweep', async () => {
     const ep = await endpoint({ targetId: await agent({ ok: true }) });
@@ -504,6 +698,10 @@ describe('lost dispatch', () => {
     assert.equal((await settle(ack.statusUrl, cred)).status, 'completed');
   });
 });
+
+/** The `status` frames of a stream (the run's `progress` frames left out). */
+const statusFrames = <T extends { event: string | undefined }>(all: T[]) =>
+  all.filter((f) => f.event === 'status');
 
 /** Reads an SSE body into frames. */
 function frames(text: string) {
@@ -536,20 +734,21 @@ describe('event streams', () => {
     const all = await sse();
     assert.equal(all.statusCode, 200);
     assert.match(String(all.headers['content-type']), /text\/event-stream/);
-    const got = frames(all.body);
+    const everything = frames(all.body);
+    const got = statusFrames(everything);
     assert.deepEqual(
       got.map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],
     );
-    assert.ok(got.every((f) => f.event === 'status' && Number.isInteger(f.id)));
+    assert.ok(everything.every((f) => ['status', 'progress'].includes(f.event!) && Number.isInteger(f.id)));
     const resumed = frames((await sse({ 'last-event-id': String(got[1]!.id) }, `?after=${got[0]!.id}`)).body);
     assert.deepEqual(
-      resumed.map((f) => f.data.status),
+      statusFrames(resumed).map((f) => f.data.status),
       ['running', 'completed'],
     );
     const afterOnly = frames((await sse({}, `?after=${got[2]!.id}`)).body);
     assert.deepEqual(
-      afterOnly.map((f) => f.data.status),
+      statusFrames(afterOnly).map((f) => f.data.status),
       ['completed'],
     );
     // A resume at the terminal event ends at once (an open stream would keep this inject waiting).
@@ -575,6 +774,59 @@ describe('event streams', () => {
     assert.equal((await status(ack.statusUrl, cred)).status, 'completed', 'the status view still tells');
     // The user's session ended with the day the clock moved: sign in again for the next tests.
     admin = (await h.user('admin', { tenant: 'demo', namespace: 'default' })).token;
+  });
+
+  test("the stream carries the run's progress between running and the outcome, without payloads", async () => {
+    const ep = await endpoint({ targetId: await agent({ secret: '{{ input.input.word }}' }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ack = (await submit(ep.slug, cred, { title: 't', input: { word: 'classified' } })).json();
+    const done = await settle(ack.statusUrl, cred);
+    assert.deepEqual(done.result, { secret: 'classified' });
+    const all = frames(
+      (await app().inject({ url: ack.eventsUrl, headers: { accept: 'text/event-stream', ...cred } })).body,
+    );
+    assert.deepEqual(
+      all.map((f) => (f.event === 'status' ? f.data.status : f.data.type)),
+      [
+        'accepted',
+        'dispatching',
+        'running',
+        'run.created',
+        'step.completed',
+        'step.queued',
+        'step.started',
+        'agent.output',
+        'step.completed',
+        'step.completed',
+        'run.completed',
+        'completed',
+      ],
+    );
+    const progress = all.filter((f) => f.event === 'progress');
+    assert.ok(progress.every((f) => f.data.invocationId === ack.invocationId && f.data.runId === done.runId));
+    assert.deepEqual(
+      progress.map((f) => f.data.nodeId),
+      [null, 'start', 'agent', 'agent', 'agent', 'agent', 'end', null],
+    );
+    assert.equal(progress[3]!.data.attempt, 1, 'step.started carries the attempt');
+    assert.ok(
+      !JSON.stringify(progress).includes('classified'),
+      'no input, output or text in progress events',
+    );
+    // A resume from a progress event goes on from there.
+    const resumed = frames(
+      (
+        await app().inject({
+          url: ack.eventsUrl,
+          headers: { accept: 'text/event-stream', 'last-event-id': String(progress[5]!.id), ...cred },
+        })
+      ).body,
+    );
+    assert.deepEqual(
+      resumed.map((f) => f.id),
+      all.slice(9).map((f) => f.id),
+    );
   });
 
   test('a stream on another instance receives the events; a disconnected client does not stop the job', async () => {
@@ -603,7 +855,7 @@ describe('event streams', () => {
     assert.equal(done.status, 'completed');
     const delivered = frames((await remoteStream).body);
     assert.deepEqual(
-      delivered.map((f) => f.data.status),
+      statusFrames(delivered).map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],
     );
   });
@@ -752,6 +1004,57 @@ describe('turns and revocation', () => {
   });
 });
 
+describe('stream credentials (forced order)', () => {
+  test('a key revoked after the stream request was authenticated but before its stream watched it closes the stream', async () => {
+    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
+    await publish(ep.id);
+    const issued = await key(ep.id);
+    const cred = { 'x-api-key': issued.key };
+    const start = await app().inject({
+      method: 'POST',
+      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+      headers: { 'idempotency-key': `c-${++n}`, ...cred },
+      payload: { message: 'hello' },
+    });
+    await settle(start.json().statusUrl, cred);
+    const pg = await import('pg');
+    const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
+    await blocker.connect();
+    try {
+      // The stream's cursor check reads the invocations table: held here, after the request's authentication.
+      await blocker.query('begin');
+      await blocker.query('lock table agent_gateway.invocations in access exclusive mode');
+      const open = app().inject({
+        url: `/invoke/v1/conversations/${start.json().conversationId}/events?after=1`,
+        headers: { accept: 'text/event-stream', ...cred },
+      });
+      for (let i = 0; ; i++) {
+        const { rows } = await blocker.query(
+          `select count(*)::int as n from pg_locks where not granted and relation = 'agent_gateway.invocations'::regclass`,
+        );
+        if (rows[0].n > 0) break;
+        assert.ok(i < 500, 'the stream request reached its cursor check');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const revoked = await api('DELETE', `/api/v1/endpoints/${ep.id}/keys/${issued.apiKey.id}`);
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      await blocker.query('commit');
+      let timer: NodeJS.Timeout | undefined;
+      const res = await Promise.race([
+        open,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await blocker.query('rollback').catch(() => undefined);
+      await blocker.end();
+    }
+  });
+});
+
 describe('stream credentials', () => {
   test('a conversation stream stays open across turns and closes when its key is revoked', async () => {
     const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
@@ -788,7 +1091,7 @@ describe('stream credentials', () => {
         timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
       }),
     ]).finally(() => clearTimeout(timer));
-    const got = frames(res.body);
+    const got = statusFrames(frames(res.body));
     assert.deepEqual(
       got.map((f) => f.data.status),
       ['accepted', 'dispatching', 'running', 'completed'],

@@ -1,0 +1,1 @@
+CREATE INDEX "invocations_prune_idx" ON "agent_gateway"."invocations" USING btree ("finished_at") WHERE "agent_gateway"."invocations"."events_pruned_through" = 0 and "agent_gateway"."invocations"."finished_at" is not null;
