@@ -163,6 +163,25 @@ const lockByRunStatement = new NamedStatement<Record<string, unknown>>(
 const acceptInsert = insertRowSql(invocations);
 
 /**
+ * The columns of an invocation accepted at `now` on `release`, besides what it was asked: status `accepted` with its
+ * first move in the history, nothing done yet, and the deadline `now` + the release's `timeoutSeconds`.
+ */
+function acceptedAt(now: Date, release: ReleaseRow) {
+  return {
+    status: 'accepted' as const,
+    result: null,
+    error: null,
+    runId: null,
+    deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    eventsPrunedThrough: 0,
+    history: [{ status: 'accepted' as const, at: now.toISOString() }],
+  };
+}
+
+/**
  * An accepted invocation and its dispatch job in one prepared statement (the job commits with the row): the job as
  * `dispatchInvocationTask.enqueue(tx, {invocationId}, {jobKey: 'invocation:<id>'})` adds it, written in SQL so the
  * statement text is fixed (the payload `{invocationId}` of an id this service made matches the task's schema).
@@ -344,16 +363,7 @@ export class InvocationService {
         endpointId: endpoint.id,
         releaseId: release.id,
         ...values,
-        status: 'accepted',
-        result: null,
-        error: null,
-        runId: null,
-        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-        eventsPrunedThrough: 0,
-        history: [{ status: 'accepted', at: now.toISOString() }],
+        ...acceptedAt(now, release),
       }),
     );
     // A turn may wait (accepted) behind its conversation's earlier turn: its timeout job starts at acceptance. A
@@ -428,31 +438,26 @@ export class InvocationService {
     // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
     // is still on the release it was checked against (nothing is written otherwise).
     const { endpoint, release } = this.admitted(found, targetId, 'job', body.input, 'input', caller);
+    // What the job asks, as both paths below write it.
+    const asked = {
+      id,
+      kind: 'job' as const,
+      conversationId: null,
+      turn: null,
+      title: body.title,
+      description: body.description ?? null,
+      input: body.input as object,
+    };
     const now = this.clock.now();
     const [done] = await submitStatement.rows(this.db, {
       ...this.idempotency.claimValues(params, response),
       endpointId: endpoint.id,
       releaseId: release.id,
       ...acceptInsert.values({
-        id,
+        ...asked,
         endpointId: endpoint.id,
         releaseId: release.id,
-        kind: 'job',
-        conversationId: null,
-        turn: null,
-        title: body.title,
-        description: body.description ?? null,
-        input: body.input as object,
-        status: 'accepted',
-        result: null,
-        error: null,
-        runId: null,
-        deadlineAt: new Date(now.getTime() + release.settings.timeoutSeconds * 1000),
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-        eventsPrunedThrough: 0,
-        history: [{ status: 'accepted', at: now.toISOString() }],
+        ...acceptedAt(now, release),
       }),
     });
     if (done!.claimed === 1) return { replayed: false, response };
@@ -460,15 +465,7 @@ export class InvocationService {
     // moved on since it was read: the transaction below decides, as for any request.
     return this.idempotency.runKnown(params, response, async (tx) => {
       const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-      await this.insert(tx, endpoint, release, {
-        id,
-        kind: 'job',
-        conversationId: null,
-        turn: null,
-        title: body.title,
-        description: body.description ?? null,
-        input: body.input as object,
-      });
+      await this.insert(tx, endpoint, release, asked);
     });
   }
 

@@ -85,6 +85,39 @@ async function settle(url: string, credential: Record<string, string>) {
   return status(url, credential);
 }
 
+/**
+ * A published job endpoint over a remote agent (a runtime host's: its jobs stay running until a host reports) with
+ * `timeoutSeconds`, and the header of an API key of it.
+ */
+async function remoteEndpoint(timeoutSeconds: number) {
+  const remote = await agent(
+    { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
+    'remote',
+  );
+  const ep = await endpoint({ targetId: remote, timeoutSeconds });
+  await publish(ep.id);
+  return { ep, cred: { 'x-api-key': (await key(ep.id)).key } };
+}
+
+/**
+ * A published conversation endpoint over a template agent, an API key of it, and a conversation started with "hello":
+ * the key (`issued`), its header (`cred`) and the first message's acknowledgement (`start`).
+ */
+async function startConversation() {
+  const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
+  const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
+  await publish(ep.id);
+  const issued = await key(ep.id);
+  const cred = { 'x-api-key': issued.key };
+  const start = await app().inject({
+    method: 'POST',
+    url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
+    headers: { 'idempotency-key': `c-${++n}`, ...cred },
+    payload: { message: 'hello' },
+  });
+  return { ep, issued, cred, start };
+}
+
 describe('endpoints', () => {
   test('a schema with a remote $ref is refused; a draft is not live; publish needs the version', async () => {
     const agentId = await agent({ ok: true });
@@ -504,13 +537,7 @@ describe('idempotency', () => {
 
 describe('states', () => {
   test('every move is recorded; the timeout is enforced by the clock; cancel before and while running', async () => {
-    const remote = await agent(
-      { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
-      'remote',
-    );
-    const ep = await endpoint({ targetId: remote, timeoutSeconds: 60 });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await remoteEndpoint(60);
     // Cancelled before dispatch.
     const early = await submit(ep.slug, cred, { title: 'early', input: {} });
     const cancelEarly = await app().inject({
@@ -575,13 +602,7 @@ describe('states', () => {
 
 describe('timeout at the deadline', () => {
   test('a job left running gets a timeout job at its deadline: it ends the invocation then, not before, with no sweep', async () => {
-    const remote = await agent(
-      { kind: 'remote', environmentId: seeded.environmentId as string, instructions: {} },
-      'remote',
-    );
-    const ep = await endpoint({ targetId: remote, timeoutSeconds: 30 });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await remoteEndpoint(30);
     const ack = (await submit(ep.slug, cred, { title: 'slow', input: {} })).json();
     await h.platform.runDueJobs();
     assert.equal((await status(ack.statusUrl, cred)).status, 'waiting');
@@ -1006,17 +1027,7 @@ describe('turns and revocation', () => {
 
 describe('stream credentials (forced order)', () => {
   test('a key revoked after the stream request was authenticated but before its stream watched it closes the stream', async () => {
-    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
-    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
-    await publish(ep.id);
-    const issued = await key(ep.id);
-    const cred = { 'x-api-key': issued.key };
-    const start = await app().inject({
-      method: 'POST',
-      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
-      headers: { 'idempotency-key': `c-${++n}`, ...cred },
-      payload: { message: 'hello' },
-    });
+    const { ep, issued, cred, start } = await startConversation();
     await settle(start.json().statusUrl, cred);
     const pg = await import('pg');
     const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
@@ -1057,17 +1068,7 @@ describe('stream credentials (forced order)', () => {
 
 describe('stream credentials', () => {
   test('a conversation stream stays open across turns and closes when its key is revoked', async () => {
-    const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
-    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
-    await publish(ep.id);
-    const issued = await key(ep.id);
-    const cred = { 'x-api-key': issued.key };
-    const start = await app().inject({
-      method: 'POST',
-      url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
-      headers: { 'idempotency-key': `c-${++n}`, ...cred },
-      payload: { message: 'hello' },
-    });
+    const { ep, issued, cred, start } = await startConversation();
     const conversationId = start.json().conversationId as string;
     await settle(start.json().statusUrl, cred);
     let closed = false;

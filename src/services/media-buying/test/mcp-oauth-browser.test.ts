@@ -19,6 +19,7 @@ import { hashApiKey } from '../../../platform/crypto.ts';
 import type { Db } from '../../../platform/database.ts';
 import { mcpAccessTokens, mcpGrants, mcpRefreshTokens, organizations } from '../db/schema.ts';
 import { type MediaBuyingHarness, startMediaBuying } from './support/harness.ts';
+import { initializeMessage } from './support/mcp-messages.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const insecure = { [oauth.allowInsecureRequests]: true };
@@ -174,16 +175,7 @@ describe('media buying: an MCP connector authorized in Chromium', () => {
         'POST',
         mcpUrl,
         new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'desk', version: '1' },
-          },
-        }),
+        JSON.stringify(initializeMessage('desk')),
         insecure,
       );
     assert.equal((await initialize(refreshed.access_token)).status, 200);

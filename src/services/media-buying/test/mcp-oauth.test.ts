@@ -30,6 +30,7 @@ import {
 import { adcpSchemaErrors } from './support/adcp-schemas.ts';
 import { insertConnection } from './support/connectors.ts';
 import { type MediaBuyingHarness, STRONG_PASSWORD, startMediaBuying } from './support/harness.ts';
+import { initializeMessage } from './support/mcp-messages.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 
@@ -277,16 +278,7 @@ describe('media buying: OAuth for MCP connectors', () => {
           },
           body: JSON.stringify(body),
         });
-      const opened = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'meta', version: '1' },
-        },
-      });
+      const opened = await post(initializeMessage('meta'));
       assert.equal(opened.status, 200, resource);
       const listed = await post(
         { jsonrpc: '2.0', id: 2, method: 'tools/list' },
@@ -1117,16 +1109,7 @@ describe('media buying: OAuth for MCP connectors', () => {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
         },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'rule', version: '1' },
-          },
-        }),
+        body: JSON.stringify(initializeMessage('rule')),
       });
       await res.text();
       return res.status;

@@ -32,6 +32,7 @@ import {
   STRONG_PASSWORD,
   startMediaBuying,
 } from './support/harness.ts';
+import { initializeMessage } from './support/mcp-messages.ts';
 
 type Mode = 'legacy' | 'auto' | { pin: string };
 const STATELESS: Mode = { pin: '2026-07-28' };
@@ -87,12 +88,7 @@ describe('media buying part 3: the MCP endpoints', () => {
       headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers },
       body: JSON.stringify(body),
     });
-  const initializeBody = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-  };
+  const initializeBody = initializeMessage('raw');
   const listBody = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
   /** Opens a session with a raw `initialize` and returns its id. */
   async function openSession(path: string, credential: string): Promise<string> {
@@ -883,16 +879,7 @@ describe('media buying part 3: the MCP rate limit', () => {
     fetch(new URL('/mcp/v3', base), {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeMessage('raw')),
     });
 
   test('per credential once authenticated, per address before: 429 RATE_LIMITED (transient) with Retry-After, as a JSON-RPC error', async () => {
