@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -61,22 +61,47 @@ function hashFolder(hash: ReturnType<typeof createHash>, folder: string): void {
 const templates = new Map<string, Promise<string>>();
 
 /**
+ * The templates of `existing` (name and label, from `pg_database`) that the template labelled `label` replaces: this
+ * checkout's older templates of the same services (the same label), those of checkouts that no longer exist
+ * (`exists(path)` false: a removed worktree, an earlier CI clone), and those labelled before labels named their
+ * checkout. Other checkouts' templates, and databases not labelled as test templates, are kept.
+ */
+export function staleTemplates<T extends { label: string | null }>(
+  existing: readonly T[],
+  label: string,
+  exists: (path: string) => boolean,
+): T[] {
+  return existing.filter(({ label: other }) => {
+    if (other === null) return false;
+    if (other === label || other.startsWith('api-suite test template: ')) return true;
+    const owner = /^api-suite test template of (.+): [^:]*$/.exec(other)?.[1];
+    return owner !== undefined && !exists(owner);
+  });
+}
+
+/**
  * The name of a template database on the server of `admin` holding every migration of the platform, of `services`
- * and of Graphile Worker: `tpl_<hash>`, the hash covering the migration files, the services and Graphile Worker's
- * version, so a changed migration makes a new template. Made once per server: test processes starting together take
- * an advisory lock, and the first builds it under another name and renames it when complete; it is marked a template
- * that accepts no connections (so copies never find it in use), and older templates of the same services are dropped.
+ * and of Graphile Worker: `tpl_<hash>`, the hash covering this checkout's path, the migration files, the services and
+ * Graphile Worker's version, so a changed migration makes a new template. Made once per server: test processes
+ * starting together take an advisory lock, and the first builds it under another name and renames it when complete;
+ * it is marked a template that accepts no connections (so copies never find it in use), and this checkout's older
+ * templates of the same services are dropped, as are those of checkouts that no longer exist (other checkouts'
+ * templates are left alone).
  */
 async function migratedTemplate(admin: string, services: readonly ServiceDefinition[]): Promise<string> {
   const sets = [PLATFORM_MIGRATIONS, ...services.map((s) => s.migrations)];
+  // The checkout is part of the name and label: checkouts sharing one server (worktrees, CI beside a developer) each
+  // have their own templates and drop only their own older ones.
+  const checkout = path.resolve(import.meta.dirname, '..', '..');
   const hash = createHash('sha256');
+  hash.update(`${checkout}\0`);
   hash.update(String(createRequire(import.meta.url)('graphile-worker/package.json').version));
   for (const set of sets) {
     hash.update(`\0${set.schema}\0`);
     hashFolder(hash, set.folder);
   }
   const name = `tpl_${hash.digest('hex').slice(0, 24)}`;
-  const label = `api-suite test template: ${services.map((s) => s.name).join(', ') || 'platform'}`;
+  const label = `api-suite test template of ${checkout}: ${services.map((s) => s.name).join(', ') || 'platform'}`;
   let made = templates.get(`${admin} ${name}`);
   if (!made) {
     made = (async () => {
@@ -99,13 +124,15 @@ async function migratedTemplate(admin: string, services: readonly ServiceDefinit
           await client.query(`alter database "${building}" rename to "${name}"`);
           await client.query(`alter database "${name}" with is_template true allow_connections false`);
           await client.query(`comment on database "${name}" is ${client.escapeLiteral(label)}`);
-          // Templates of the same services made from older migrations are of no more use.
-          const stale = await client.query<{ datname: string }>(
-            `select d.datname from pg_database d
-              where d.datname like 'tpl\\_%' and d.datname <> $1 and shobj_description(d.oid, 'pg_database') = $2`,
-            [name, label],
+          // Of no more use: this checkout's templates of the same services made from older migrations, and the
+          // templates of checkouts that are gone (a removed worktree, an earlier CI clone).
+          const existing = await client.query<{ datname: string; label: string | null }>(
+            `select d.datname, shobj_description(d.oid, 'pg_database') as label from pg_database d
+              where d.datname like 'tpl\\_%' and d.datname <> $1`,
+            [name],
           );
-          for (const { datname } of stale.rows) {
+          const stale = staleTemplates(existing.rows, label, existsSync);
+          for (const { datname } of stale) {
             // Best effort: a template another run is still copying stays until a later run.
             await client
               .query(`alter database "${datname}" with is_template false`)
