@@ -7,6 +7,7 @@
  * webhook secret of `<timestamp>.<raw body>`. A signature is accepted when it matches (constant-time comparison) and
  * the timestamp is within {@link SIGNATURE_TOLERANCE_SECONDS} of the service clock (replay window).
  */
+import { setTimeout } from 'node:timers/promises';
 import { constantTimeEqual, hmacSha256 } from '../../../platform/crypto.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import type { TextChannel } from '../db/schema.ts';
@@ -24,6 +25,11 @@ export interface CarrierText {
    * message id and does not send it twice.
    */
   idempotencyKey: string;
+  /**
+   * Fires when the service gives up on this call (`MEDIA_BUYING_CARRIER_TIMEOUT_MS`): the carrier stops waiting and
+   * throws. The service stops waiting at that moment anyway.
+   */
+  signal: AbortSignal;
 }
 
 /** The carrier's answer: accepted (with its message id) or refused (with its reason). */
@@ -57,7 +63,7 @@ export class CarrierSimulator implements Carrier {
   constructor(private readonly latencyMs = 0) {}
 
   async send(text: CarrierText): Promise<CarrierOutcome> {
-    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    if (this.latencyMs > 0) await setTimeout(this.latencyMs, undefined, { signal: text.signal });
     if (text.to === SIMULATOR_REFUSED_NUMBER)
       return { accepted: false, reason: 'carrier_refused_destination' };
     const known = this.accepted.get(text.idempotencyKey);

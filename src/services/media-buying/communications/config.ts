@@ -20,6 +20,12 @@ export interface TextingConfig {
    */
   simulatorLatencyMs: number;
   /**
+   * `MEDIA_BUYING_CARRIER_TIMEOUT_MS` (default 30000, at most 120000): how long one carrier call may take before it is
+   * abandoned as a transport failure (the text is pending again, the send job retried). Kept well under the 5 minutes
+   * after which another send job takes a text left `sending` for unanswered, so one text is never in two calls.
+   */
+  carrierTimeoutMs: number;
+  /**
    * The optional OpenAI-compatible drafting model: `MEDIA_BUYING_DRAFTING_MODEL_URL` (base URL), `..._MODEL` (model
    * name) and `..._KEY` (API key), all three or none. Unset: the deterministic drafting agent.
    */
@@ -69,6 +75,7 @@ export function readTextingConfig(env: Env): TextingConfig {
     simulatorLatencyMs: set(env, 'MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS')
       ? integer(env, 'MEDIA_BUYING_CARRIER_SIMULATOR_LATENCY_MS', 0, 10_000)
       : 0,
+    carrierTimeoutMs: integer(env, 'MEDIA_BUYING_CARRIER_TIMEOUT_MS', 30_000, 120_000),
     draftingModel: baseUrl && model && apiKey ? { baseUrl, model, apiKey } : undefined,
   };
 }

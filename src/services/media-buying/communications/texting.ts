@@ -48,6 +48,12 @@ export const RETENTION_MS = 30 * 24 * 3_600_000;
 const MINUTE_MS = 60_000;
 /** Texts one run of a line's send job handles before it hands over to a successor job. */
 const PUMP_BATCH = 50;
+
+/**
+ * Wall time after which a send run starts no other text (each carrier call is bounded by `carrierTimeoutMs`, at most
+ * 2 minutes), so a run ends far inside {@link ORPHANED_JOB_MINUTES}.
+ */
+const PUMP_BUDGET_MS = 2 * 60_000;
 const HOUR_MS = 3_600_000;
 
 /** The answer of the send command (spec "Text-message command result"). */
@@ -105,7 +111,7 @@ interface SendRow {
 
 /**
  * A send job locked this long (database time) is taken for one whose worker was killed: the send sweep gives its line a
- * successor. One run sends at most {@link PUMP_BATCH} texts, each a carrier call: far less than this.
+ * successor. One run starts no text after {@link PUMP_BUDGET_MS}, and a carrier call is bounded: far less than this.
  */
 const ORPHANED_JOB_MINUTES = 15;
 
@@ -504,11 +510,13 @@ export class Texting {
    *   the text is `pending` again, nothing is counted, and the job is retried with Graphile Worker's backoff.
    * Texts refused before the carrier (dropped, over budget) count toward neither limit: only `sending` and `sent`
    * texts are counted.
-   * At most {@link PUMP_BATCH} texts per run; then the job adds its successor and ends (other lines get their turn).
+   * At most {@link PUMP_BATCH} texts, and no new one after {@link PUMP_BUDGET_MS} of wall time, per run; then the job
+   * adds its successor and ends (other lines get their turn; a run never lasts near {@link ORPHANED_JOB_MINUTES}).
    */
   async pump(linePublicId: string): Promise<void> {
     const { db } = this.deps;
-    for (let i = 0; i < PUMP_BATCH; i++) {
+    const until = Date.now() + PUMP_BUDGET_MS;
+    for (let i = 0; i < PUMP_BATCH && Date.now() < until; i++) {
       const step = await db.transaction((tx) => this.sendNext(tx, linePublicId));
       if (step === 'empty') return;
       if (typeof step === 'number') {
@@ -572,14 +580,24 @@ export class Texting {
     const { db, carrier } = this.deps;
     const sending = and(eq(textOutbox.id, text.id), eq(textOutbox.status, 'sending'));
     let outcome: Awaited<ReturnType<Carrier['send']>>;
+    // A call is bounded (`carrierTimeoutMs`, well under STUCK_SENDING_MS): no other send job can take this text for
+    // unanswered while the call may still be going on, so one text is never in two calls at once.
+    const signal = AbortSignal.timeout(this.deps.config.carrierTimeoutMs);
     try {
-      outcome = await carrier.send({
-        channel: text.channel,
-        from: text.from,
-        to: text.to,
-        text: text.text,
-        idempotencyKey: text.publicId,
-      });
+      outcome = await Promise.race([
+        carrier.send({
+          channel: text.channel,
+          from: text.from,
+          to: text.to,
+          text: text.text,
+          idempotencyKey: text.publicId,
+          signal,
+        }),
+        new Promise<never>((_, reject) => {
+          if (signal.aborted) reject(signal.reason);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+      ]);
     } catch (err) {
       await db.update(textOutbox).set({ status: 'pending', sentAt: null }).where(sending);
       throw err;

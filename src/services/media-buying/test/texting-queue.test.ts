@@ -113,6 +113,7 @@ test('the carrier simulator sends a text once per idempotency key (a repeat answ
     to: '+12125550123',
     text: 'x',
     idempotencyKey: 'k1',
+    signal: new AbortController().signal,
   };
   const a = await carrier.send(text);
   const b = await carrier.send(text);
@@ -449,6 +450,52 @@ describe('the outbound queue: 10 per minute per line, across several workers', (
     await texting.pump(seller.lineId);
     assert.deepEqual(calls, [{ key: second, lockFree: true }]);
     assert.deepEqual(await status(second), { status: 'sent', counted: true });
+  });
+
+  test('a carrier call that does not answer in MEDIA_BUYING_CARRIER_TIMEOUT_MS is abandoned: the text is pending again, the job retries, the carrier was told to stop', async () => {
+    const seller = await setupSeller(h);
+    const svc = h.platform.booted.services.get('media-buying')!;
+    const signals: AbortSignal[] = [];
+    const carrier = {
+      // A carrier that never answers (a hung connection): only the signal ends the call.
+      send(text: { signal: AbortSignal }) {
+        signals.push(text.signal);
+        return new Promise<never>(() => undefined);
+      },
+    };
+    const texting = new Texting({
+      db: svc.ctx.db,
+      clock: svc.ctx.clock,
+      secrets: svc.ctx.secrets,
+      config: readTextingConfig({ MEDIA_BUYING_CARRIER_TIMEOUT_MS: '50' }),
+      carrier,
+      agent: new DeterministicDraftingAgent(),
+      logger: svc.ctx.logger,
+    });
+    const sent = json(
+      await sendText(h, seller.adminKey, { line: seller.line, destination: '+12125550123', text: 'hung' }),
+    ).data.outboxId as string;
+    await assert.rejects(texting.pump(seller.lineId), (err: Error) => err.name === 'TimeoutError');
+    assert.equal(signals.length, 1);
+    assert.ok(signals[0]!.aborted, 'the carrier was told to stop');
+    const row = (
+      await dbOf(h).execute(
+        sql`select status, sent_at is not null as counted from media_buying.text_outbox where public_id = ${sent}`,
+      )
+    ).rows[0];
+    assert.deepEqual(row, { status: 'pending', counted: false });
+  });
+
+  test('MEDIA_BUYING_CARRIER_TIMEOUT_MS is 30 s by default, 1 ms to 2 minutes', () => {
+    assert.equal(readTextingConfig({}).carrierTimeoutMs, 30_000);
+    assert.throws(
+      () => readTextingConfig({ MEDIA_BUYING_CARRIER_TIMEOUT_MS: '120001' }),
+      /MEDIA_BUYING_CARRIER_TIMEOUT_MS/,
+    );
+    assert.throws(
+      () => readTextingConfig({ MEDIA_BUYING_CARRIER_TIMEOUT_MS: '0' }),
+      /MEDIA_BUYING_CARRIER_TIMEOUT_MS/,
+    );
   });
 
   test('the limit is per line: another line sends its own 10 in the same minute', async () => {
