@@ -682,10 +682,10 @@ describe('inbound texts', () => {
         assert.equal(seen!.messages[0]!.role, 'system');
         const budget = new ReplyTemplate('Harbor Media').budget;
         assert.match(seen!.messages[0]!.content, new RegExp(`at most ${budget} characters`));
-        assert.match(
-          seen!.messages[0]!.content,
-          /"Harbor Media: " before your words and " Opt out: STOP" after/,
-        );
+        assert.match(seen!.messages[0]!.content, /name given in the data and ": " before your words/);
+        assert.match(seen!.messages[0]!.content, /" Opt out: STOP" after/);
+        // Nothing seller- or sender-supplied is in the instructions: the name is data only.
+        assert.doesNotMatch(seen!.messages[0]!.content, /Harbor Media/);
         assert.equal(seen!.max_tokens, Math.ceil(budget / 2));
         // A slot over its budget: refused, nothing cut.
         answer = `Thanks, a draft proposal follows. ${'More detail soon. '.repeat(6)}`;
