@@ -226,8 +226,9 @@ export function registerCommunicationOpsRoutes(
         summary: `A line's outbound delivery log, newest first (no words, no numbers; take 1-${OUTBOX_MAX_TAKE}, default 50)`,
         description:
           "An offset list like the service's other lists: `take` (1-200, default 50) and `skip` (default 0), " +
-          "`meta.pagination` `{skip, take, total, hasMore}`, ordered by the text's id, newest first, so pages never " +
-          'repeat or skip a row.',
+          "`meta.pagination` `{skip, take, total, hasMore}`, ordered by the text's id, newest first (a total order). " +
+          'Offsets count from the newest text: a text queued between two requests moves later pages by one, and ' +
+          'with `status`, a text that changes status between them leaves or joins the filtered list.',
         params: Type.Object({ lineId: PublicId }),
         querystring: Type.Object(
           {
@@ -267,10 +268,18 @@ export function registerCommunicationOpsRoutes(
         eq(textOutbox.lineId, line.id),
         request.query.status ? eq(textOutbox.status, request.query.status) : undefined,
       );
-      const [rows, [count]] = await Promise.all([
-        db.select().from(textOutbox).where(where).orderBy(desc(textOutbox.id)).limit(take).offset(skip),
-        db.select({ total: sql<number>`count(*)::int` }).from(textOutbox).where(where),
-      ]);
+      // The page and its total in one statement (one snapshot: `total` and `hasMore` agree with the rows); past the
+      // last row the total is counted on its own.
+      const counted = db.select({ total: sql<number>`count(*)::int` }).from(textOutbox).where(where);
+      const page = await db
+        .select({ row: textOutbox, total: sql<number>`(${counted})` })
+        .from(textOutbox)
+        .where(where)
+        .orderBy(desc(textOutbox.id))
+        .limit(take)
+        .offset(skip);
+      const rows = page.map((p) => p.row);
+      const count = page[0] ?? (skip === 0 ? { total: 0 } : (await counted)[0]);
       return {
         texts: rows.map((r) => ({
           outboxId: r.publicId,
