@@ -142,7 +142,10 @@ export const mediaBuyingService: ServiceDefinition = {
   async setup(ctx) {
     const config = readMediaBuyingConfig(ctx.config.env);
     const credentials = createMediaBuyingCredentials(ctx);
-    const organizations = new Organizations(ctx.db, ctx.clock);
+    // Losing access to an organization ends the user's MCP connections there (spec "Authentication" rule 2).
+    const organizations = new Organizations(ctx.db, ctx.clock, {
+      accessLost: (tx, who) => credentials.connectedApps.endConnections(tx, who),
+    });
     const accounts = new Accounts(ctx.db, ctx.clock, credentials.stores, config.sessionHours * 3600);
     const mailer = new Mailer(ctx.db, ctx.clock, ctx.secrets, {
       smtpUrl: config.smtpUrl,

@@ -7,9 +7,11 @@
  * Disconnecting ends the connection at once: in one transaction the grant is revoked, every access credential under
  * it (`mcp_at_`) is revoked through the credential kit (so every instance drops it from its cache when the transaction
  * commits) and every refresh credential under it (`mcp_rt_`) is revoked, so the connector can neither call nor
- * refresh. Signing out of the browser does not disconnect anything (rule 2).
+ * refresh. Signing out of the browser does not disconnect anything (rule 2). Losing active access to the organization
+ * (removed from it, the organization suspended, the user disabled) ends the connections the same way
+ * ({@link ConnectedApps.endConnections}): they do not come back if the access does.
  */
-import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db, Executor } from '../../../platform/database.ts';
 import { mcpAccessTokens, mcpGrants, mcpRefreshTokens, oauthClients } from '../db/schema.ts';
@@ -100,6 +102,39 @@ export class ConnectedApps {
    * @throws ApiError 404 `NOT_FOUND` for an unknown id, another user's grant, or one already disconnected (the same
    *   answer: another user's grants are never revealed).
    */
+  /**
+   * Ends, in `tx`, every live connection of user `userId` and/or in organization `organizationId` (at least one
+   * given): the connections whose access was lost (spec "Authentication" rule 2: they end when the account loses
+   * access). Grants are locked first, as a code exchange or refresh under way holds its grant's lock while it issues,
+   * so what such a one issued is committed before the revocations, and revoked with the rest.
+   * @returns how many connections ended.
+   */
+  async endConnections(tx: Executor, who: { userId?: number; organizationId?: number }): Promise<number> {
+    if (who.userId === undefined && who.organizationId === undefined)
+      throw new Error('endConnections needs a user or an organization');
+    const grants = await tx
+      .select({ id: mcpGrants.id })
+      .from(mcpGrants)
+      .where(
+        and(
+          isNull(mcpGrants.revokedAt),
+          who.userId === undefined ? undefined : eq(mcpGrants.userId, who.userId),
+          who.organizationId === undefined ? undefined : eq(mcpGrants.organizationId, who.organizationId),
+        ),
+      )
+      .for('update');
+    if (grants.length === 0) return 0;
+    const ids = grants.map((g) => g.id);
+    const now = this.clock.now();
+    await tx.update(mcpGrants).set({ revokedAt: now }).where(inArray(mcpGrants.id, ids));
+    await this.stores.mcpAccessTokens.revokeWhere(inArray(mcpAccessTokens.grantId, ids), tx);
+    await tx
+      .update(mcpRefreshTokens)
+      .set({ revokedAt: now })
+      .where(and(inArray(mcpRefreshTokens.grantId, ids), isNull(mcpRefreshTokens.revokedAt)));
+    return ids.length;
+  }
+
   async disconnect(tx: Executor, userId: number, publicId: string): Promise<Disconnection> {
     const [grant] = await tx
       .select({ id: mcpGrants.id })

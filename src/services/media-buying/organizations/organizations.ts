@@ -72,9 +72,16 @@ type OrganizationRow = typeof organizations.$inferSelect;
 
 /** The organization records of the service; see the module comment. */
 export class Organizations {
+  /**
+   * @param hooks.accessLost called in the transaction that takes a user's access to an organization away (removed
+   *   from it, the organization suspended): what must end with the access (MCP connector connections) ends there.
+   */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly hooks: {
+      accessLost?: (tx: Executor, who: { userId?: number; organizationId: number }) => Promise<unknown>;
+    } = {},
   ) {}
 
   /** The view of an organization row. */
@@ -134,7 +141,8 @@ export class Organizations {
 
   /**
    * Moves an organization's status: `admitted` (from `waitlisted` or `suspended`) or `suspended` (from `admitted`).
-   * Suspending stops every credential of the organization at the next request.
+   * Suspending stops every credential of the organization at the next request and ends its MCP connections
+   * (`hooks.accessLost`): re-admitting does not bring them back.
    * @throws ApiError 404; 409 for a move that is not one of those.
    */
   async setStatus(
@@ -157,6 +165,7 @@ export class Organizations {
       )
       .where(eq(organizations.id, row.id))
       .returning();
+    if (status === 'suspended') await this.hooks.accessLost?.(tx, { organizationId: row.id });
     await this.audit(tx, row.id, actor, `organization.${status}`, 'organization', row.publicId, {
       from: row.status,
     });
@@ -210,7 +219,8 @@ export class Organizations {
 
   /**
    * Removes a member: every credential the user holds for this organization stops at the next request (keys and
-   * tokens are checked against live membership). The last administrator cannot be removed.
+   * tokens are checked against live membership), and the user's MCP connections in it end (`hooks.accessLost`). The
+   * last administrator cannot be removed.
    * @throws ApiError 404 for a user who is not a member; 409 for the last administrator.
    */
   async removeMember(
@@ -222,6 +232,7 @@ export class Organizations {
     const member = await this.membershipOf(tx, organizationId, userPublicId);
     if (member.role === 'admin') await this.assertAnotherAdmin(tx, organizationId, member.id);
     await tx.update(memberships).set({ removedAt: this.clock.now() }).where(eq(memberships.id, member.id));
+    await this.hooks.accessLost?.(tx, { userId: member.userId, organizationId });
     await tx
       .update(users)
       .set({ activeOrganizationId: null })

@@ -240,9 +240,11 @@ export function registerOpsRoutes(
           .update(users)
           .set({ disabledAt: new Date(ctx.deps.clock.nowMs()) })
           .where(eq(users.id, user.id));
-        // Sessions and widget tokens end now; keys stop too, since every request checks that the user is enabled.
+        // Sessions, widget tokens and MCP connections end now; keys stop too, since every request checks that the user
+        // is enabled (enabling the user again brings no connection back).
         await stores.sessions.revokeWhere(eq(sessions.userId, user.id), tx);
         await stores.widgetTokens.revokeWhere(eq(widgetTokens.userId, user.id), tx);
+        await credentials.connectedApps.endConnections(tx, { userId: user.id });
       });
       return { userId: user.publicId, disabled: true as const };
     },
