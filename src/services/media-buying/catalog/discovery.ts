@@ -25,7 +25,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, desc, eq, gt, gte, isNull, lt, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db } from '../../../platform/database.ts';
+import type { Db, Executor, Tx } from '../../../platform/database.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import {
   advertisers,
@@ -226,14 +226,30 @@ export class Discovery {
   async keptOrStarted(organizationId: number, advertiserId: number, now: Date) {
     const live = await this.catalogNow();
     const session =
-      (await this.keptOf(organizationId, advertiserId, now, live.fingerprint)) ??
-      (await this.start(organizationId, advertiserId, now, live.rows, live.fingerprint));
+      (await this.keptOf(this.db, organizationId, advertiserId, now, live.fingerprint)) ??
+      // None yet: one caller starts it. Concurrent first calls of one advertiser (after a catalog change) wait for
+      // each other on the advertiser's lock, and the later ones find the session the first started.
+      (await this.db.transaction(async (tx) => {
+        await tx.execute(
+          sql`select pg_advisory_xact_lock(hashtext(${`media_buying:kept-discovery:${advertiserId}`}))`,
+        );
+        return (
+          (await this.keptOf(tx, organizationId, advertiserId, now, live.fingerprint)) ??
+          (await this.start(organizationId, advertiserId, now, live.rows, live.fingerprint, tx))
+        );
+      }));
     return { session, version: live.version };
   }
 
   /** The newest kept session of an advertiser for today (UTC, `now`) built from a catalog of `fingerprint`. */
-  private async keptOf(organizationId: number, advertiserId: number, now: Date, fingerprint: string) {
-    const [kept] = await this.db
+  private async keptOf(
+    executor: Executor,
+    organizationId: number,
+    advertiserId: number,
+    now: Date,
+    fingerprint: string,
+  ) {
+    const [kept] = await executor
       .select()
       .from(discoverySessions)
       .where(
@@ -288,7 +304,7 @@ export class Discovery {
 
   /**
    * Starts a session: the active catalog `rows` (read now, with their `fingerprint`), its quotes fixed for today's UTC
-   * day, written in one transaction.
+   * day, written in one transaction (`within`, when the caller holds one).
    */
   private async start(
     organizationId: number,
@@ -296,6 +312,7 @@ export class Discovery {
     now: Date,
     rows: Awaited<ReturnType<Discovery['catalogNow']>>['rows'],
     fingerprint: string,
+    within?: Tx,
   ) {
     const groups: DiscoveryGroup[] = [];
     const quotes: Omit<typeof discoveryQuotes.$inferInsert, 'sessionId'>[] = [];
@@ -336,7 +353,7 @@ export class Discovery {
     const day = utcDay(now);
     const expiresAt = new Date(`${day}T00:00:00.000Z`);
     expiresAt.setUTCDate(expiresAt.getUTCDate() + 1);
-    return this.db.transaction(async (tx) => {
+    const write = async (tx: Tx) => {
       const [session] = await tx
         .insert(discoverySessions)
         .values({
@@ -355,7 +372,8 @@ export class Discovery {
           .insert(discoveryQuotes)
           .values(quotes.slice(i, i + 500).map((q) => ({ ...q, sessionId: session!.id })));
       return session!;
-    });
+    };
+    return within ? write(within) : this.db.transaction(write);
   }
 }
 

@@ -207,6 +207,18 @@ describe('media buying part 3: get_products over the catalog version', () => {
     assert.equal((await version()).version, stored.version, 'reading never moves the version');
   });
 
+  test('concurrent first calls after a catalog change keep one session between them', async () => {
+    const [sf] = await activeStorefronts();
+    await addProducts(sf!.id, 1);
+    const before = (await db().select({ id: discoverySessions.id }).from(discoverySessions)).length;
+    const callers = await Promise.all(Array.from({ length: 8 }, () => connect(`${base}/mcp/v3`)));
+    const answers = await Promise.all(callers.map((c) => getProducts(c)));
+    const ids = new Set(answers.map((a) => a.ext.discovery_id));
+    assert.equal(ids.size, 1, `one kept session, not ${[...ids].join(', ')}`);
+    const after = (await db().select({ id: discoverySessions.id }).from(discoverySessions)).length;
+    assert.equal(after - before, 1, 'one session started');
+  });
+
   test('pages in SQL: every available product once, in session order; an archived product leaves later pages and counts', async () => {
     const [sf] = await activeStorefronts();
     await addProducts(sf!.id, 7);
