@@ -6,13 +6,14 @@
  * right when another instance on the same database changes the catalog.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { asc, eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import { baseUrlOf } from '../../../../test/support/platform.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
+import { SimulatedBuyingPlatform } from '../buying/index.ts';
 import {
   advertisers,
   catalogVersions,
@@ -692,6 +693,30 @@ describe('media buying part 3: get_products buying modes, sources and terms', ()
     // A discovery fault is a storefront's: refused on a sales agent.
     const [agent] = await db().select().from(salesAgents).limit(1);
     assert.equal((await fault(agent!.publicId, { discovery: down }, 'sales_agent')).statusCode, 422);
+  });
+
+  test('an ad platform whose discovery check throws leaves every source it covers failed (all_sources_failed), never an internal error', async () => {
+    const client = await connect('/mcp/v3');
+    const sfs = await activeStorefronts();
+    const check = mock.method(SimulatedBuyingPlatform.prototype, 'discoveryFailures', async () => {
+      throw new Error('connect ECONNREFUSED 10.0.0.7:443');
+    });
+    try {
+      const failed = error(await call(client, { buying_mode: 'brief', brief: 'any' }));
+      assert.deepEqual(
+        [failed.code, failed.recovery, failed.details?.reason],
+        ['SERVICE_UNAVAILABLE', 'transient', 'all_sources_failed'],
+      );
+      assert.deepEqual(
+        failed.details!.per_source!.map((s) => [s.source_id, s.status, s.error.code]),
+        sfs.map((sf) => [sf.publicId, 'failed', 'SERVICE_UNAVAILABLE']),
+      );
+      assert.ok(!JSON.stringify(failed).includes('ECONNREFUSED'), 'the error itself is never shown');
+      assert.ok(check.mock.callCount() > 0);
+    } finally {
+      check.mock.restore();
+    }
+    answer(await call(client, { buying_mode: 'brief', brief: 'any' }));
   });
 
   test('a fault set through another instance is seen by this one at once (the discovery state version moves)', async () => {

@@ -29,6 +29,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../../../../platform/database.ts';
+import type { AppLogger } from '../../../../platform/logger.ts';
 import type { AdPlatformAdapter } from '../../buying/index.ts';
 import {
   DiscoveryAccountError,
@@ -38,6 +39,7 @@ import {
   type ProductsAccount,
   type ProductsPageItem,
 } from '../../catalog/index.ts';
+import type { SourceRejection } from '../../db/schema.ts';
 import { AdcpError, type AdcpErrorBody, type McpTool, type McpToolContext } from '../contract.ts';
 import { IDEMPOTENCY_KEY } from './buying.ts';
 import {
@@ -59,7 +61,19 @@ export interface ProductsToolDeps {
   db: Db;
   discoveryPages: DiscoveryPages;
   adPlatform: AdPlatformAdapter;
+  /** Where an ad platform's failure to answer is logged (the caller sees a failed source, never the error). */
+  logger?: AppLogger;
 }
+
+/**
+ * What a source shows when its ad platform's discovery check itself fails (the adapter threw: a network error, a
+ * platform outage): it did not answer, and the buyer may try again.
+ */
+const DISCOVERY_UNANSWERED: SourceRejection = {
+  code: 'SERVICE_UNAVAILABLE',
+  message: 'The ad platform did not answer product discovery; try again later.',
+  recovery: 'transient',
+};
 
 /** AdCP `buying_mode` values. */
 const BUYING_MODES = ['brief', 'wholesale', 'refine'] as const;
@@ -411,14 +425,16 @@ export function getProductsTool(deps: ProductsToolDeps): McpTool {
     const scope = ctx.storefront
       ? found.groups.flatMap((g, i) => (g.storefrontId === ctx.storefront!.publicId ? [i] : []))
       : found.groups.map((_, i) => i);
-    const failures =
-      scope.length === 0
-        ? new Map()
-        : await deps.adPlatform.discoveryFailures(
-            deps.db,
-            scope.map((i) => found.groups[i]!.storefrontId),
-            found.catalogVersion,
-          );
+    const ids = scope.map((i) => found.groups[i]!.storefrontId);
+    let failures = new Map<string, SourceRejection>();
+    if (ids.length > 0)
+      try {
+        failures = await deps.adPlatform.discoveryFailures(deps.db, ids, found.catalogVersion);
+      } catch (err) {
+        // The check did not answer: every source it covers is a failed source (all_sources_failed when that is all).
+        deps.logger?.warn({ err }, 'media buying: the ad platform did not answer product discovery');
+        failures = new Map(ids.map((id) => [id, DISCOVERY_UNANSWERED]));
+      }
     const failed: FailedSource[] = scope.flatMap((i) => {
       const id = found.groups[i]!.storefrontId;
       const rejection = failures.get(id);
