@@ -275,19 +275,20 @@ export class InvocationService {
   }
 
   /**
-   * The live endpoint a credential may invoke under `slug`.
-   * @throws ApiError 401 (a key of another endpoint, the wrong credential type), 404 (no such live endpoint).
+   * The endpoint whose key space a submission under `slug` uses, read without any check: an endpoint key's own
+   * endpoint (undefined when it is gone), or the endpoint of that slug in a platform token's scope. Whether the
+   * caller may invoke it, and whether it takes new work, is {@link admitted}'s decision, made after a replay of the
+   * key's first answer had its chance (a retry of an accepted request replays even when a new one would be refused).
+   * @throws ApiError 404 when a platform token's scope has no endpoint `slug` (there is no key space to look in).
    */
-  async endpointFor(principal: EndpointPrincipal, slug: string) {
-    const found =
-      principal.kind === 'endpoint_key'
-        ? await this.endpoints.withRelease(principal.endpointId!)
-        : await this.endpoints.liveBySlug(principal.scope, slug);
-    if (principal.kind === 'endpoint_key' && found && found.endpoint.slug !== slug)
-      EndpointKeyService.authorize(principal, { ...found.endpoint, id: '' }, 'api_key');
-    if (!found?.release) throw notFound('endpoint', slug);
-    EndpointKeyService.authorize(principal, found.endpoint, found.release.settings.authPolicy.type);
-    return { endpoint: found.endpoint, release: found.release };
+  private async keySpaceOf(principal: EndpointPrincipal, slug: string) {
+    if (principal.kind === 'endpoint_key') {
+      const found = await this.endpoints.withRelease(principal.endpointId!);
+      return { targetId: principal.endpointId!, found };
+    }
+    const found = await this.endpoints.liveBySlug(principal.scope, slug);
+    if (!found) throw notFound('endpoint', slug);
+    return { targetId: found.endpoint.id, found };
   }
 
   /** Checks that the endpoint takes new work of `mode` and that `value` fits the release's limit and schema. */
@@ -420,11 +421,8 @@ export class InvocationService {
     // A replay is answered from the key's record alone (one read); a new job reads its endpoint next.
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
-    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const found = caller
-      ? await this.endpoints.withRelease(principal.endpointId!)
-      : await this.endpointFor(principal, slug);
-    const targetId = caller ? principal.endpointId! : found!.endpoint.id;
+    const caller = { principal, slug };
+    const { targetId, found } = await this.keySpaceOf(principal, slug);
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
     // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
     const id = prefixedHexId('inv');
@@ -435,9 +433,6 @@ export class InvocationService {
       fingerprint: idem.fingerprint,
       ttlMs: IDEMPOTENCY_TTL_MS,
     };
-    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
-    // is still on the release it was checked against (nothing is written otherwise).
-    const { endpoint, release } = this.admitted(found, targetId, 'job', body.input, 'input', caller);
     // What the job asks, as both paths below write it.
     const asked = {
       id,
@@ -448,6 +443,25 @@ export class InvocationService {
       description: body.description ?? null,
       input: body.input as object,
     };
+    // The transaction that decides a request the fast path could not: it replays the key's first answer when there
+    // is one (committed, or in flight: its claim waits for it), else checks the request again and accepts it.
+    const decide = () =>
+      this.idempotency.runKnown(params, response, async (tx) => {
+        const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
+        await this.insert(tx, endpoint, release, asked);
+      });
+    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
+    // is still on the release it was checked against (nothing is written otherwise). A refusal is not the answer
+    // yet: a retry of an accepted request (same key and body) replays its first answer even when the endpoint was
+    // disabled or changed since (and a platform token's retry has no fast path above).
+    let admitted: { endpoint: EndpointRow; release: ReleaseRow };
+    try {
+      admitted = this.admitted(found, targetId, 'job', body.input, 'input', caller);
+    } catch (err) {
+      if (err instanceof ApiError) return decide();
+      throw err;
+    }
+    const { endpoint, release } = admitted;
     const now = this.clock.now();
     const [done] = await submitStatement.rows(this.db, {
       ...this.idempotency.claimValues(params, response),
@@ -463,10 +477,7 @@ export class InvocationService {
     if (done!.claimed === 1) return { replayed: false, response };
     // The key was taken (its first request committed meanwhile, or was in flight and waited for), or the endpoint
     // moved on since it was read: the transaction below decides, as for any request.
-    return this.idempotency.runKnown(params, response, async (tx) => {
-      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-      await this.insert(tx, endpoint, release, asked);
-    });
+    return decide();
   }
 
   /** Starts a conversation with its first message. @throws as {@link submitJob}. */
@@ -478,9 +489,14 @@ export class InvocationService {
   ) {
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
-    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
-    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    // Checked inside the transaction, after the key's claim: a retry of an accepted request replays its first
+    // answer even when a new request would be refused (the endpoint disabled or changed since).
+    // An endpoint key names its endpoint (one read less on the hot path).
+    const caller = { principal, slug };
+    const targetId =
+      principal.kind === 'endpoint_key'
+        ? principal.endpointId!
+        : (await this.keySpaceOf(principal, slug)).targetId;
     return this.once(targetId, idem, async (tx) => {
       const { endpoint, release } = await this.admit(
         tx,

@@ -535,6 +535,59 @@ describe('idempotency', () => {
   });
 });
 
+describe('idempotency after a change (platform token)', () => {
+  test('a retry of an accepted request replays after the endpoint was disabled or changed; a new key is refused', async () => {
+    const token = (await api('POST', '/api/v1/platform-tokens', {})).json().token as string;
+    const cred = { authorization: `Bearer ${token}` };
+    // A job: accepted, then the endpoint is disabled.
+    const job = await endpoint({ targetId: await agent({ ok: true }), authPolicy: { type: 'platform' } });
+    await publish(job.id);
+    const body = { title: 't', input: { a: 1 } };
+    const first = await submit(job.slug, cred, body, 'platform-retry');
+    assert.equal(first.statusCode, 202, first.body);
+    let current = (await api('GET', `/api/v1/endpoints/${job.id}`)).json().endpoint;
+    const off = await api('POST', `/api/v1/endpoints/${job.id}/disable`, { version: current.version });
+    assert.equal(off.statusCode, 200, off.body);
+    const again = await submit(job.slug, cred, body, 'platform-retry');
+    assert.equal(again.statusCode, 202, again.body);
+    assert.equal(again.headers['idempotency-replayed'], 'true');
+    assert.deepEqual(again.json(), first.json());
+    const fresh = await submit(job.slug, cred, body, 'platform-new');
+    assert.equal(fresh.statusCode, 404, fresh.body);
+    assert.equal(fresh.json().code, 'endpoint_disabled');
+    // A conversation: started, then a new release takes platform tokens no more.
+    const chat = await endpoint({
+      targetId: await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template'),
+      invocationMode: 'conversation',
+      authPolicy: { type: 'platform' },
+    });
+    await publish(chat.id);
+    const start = (k: string) =>
+      app().inject({
+        method: 'POST',
+        url: `/invoke/v1/endpoints/${chat.slug}/conversations`,
+        headers: { 'idempotency-key': k, ...cred },
+        payload: { message: 'hello' },
+      });
+    const opened = await start('platform-start');
+    assert.equal(opened.statusCode, 202, opened.body);
+    current = (await api('GET', `/api/v1/endpoints/${chat.id}`)).json().endpoint;
+    const patched = await api('PATCH', `/api/v1/endpoints/${chat.id}`, {
+      version: current.version,
+      authPolicy: { type: 'api_key' },
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    await publish(chat.id);
+    const reopened = await start('platform-start');
+    assert.equal(reopened.statusCode, 202, reopened.body);
+    assert.equal(reopened.headers['idempotency-replayed'], 'true');
+    assert.deepEqual(reopened.json(), opened.json());
+    const refused = await start('platform-start-new');
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.equal(refused.json().code, 'wrong_credential_type');
+  });
+});
+
 describe('states', () => {
   test('every move is recorded; the timeout is enforced by the clock; cancel before and while running', async () => {
     const { ep, cred } = await remoteEndpoint(60);
