@@ -22,7 +22,7 @@ import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts'
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
 import { claimKeySql, type IdempotencyStore } from '../../../platform/idempotency.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
-import { invalidState, notFound } from '../agent-gateway-errors.ts';
+import { invalidState, notFound, schemaUnsupported } from '../agent-gateway-errors.ts';
 import {
   type EndpointSettingsRecord,
   endpointConversations,
@@ -38,6 +38,7 @@ import {
   type EndpointRow,
   type EndpointService,
   type ReleaseRow,
+  SchemaCompileError,
   validateAgainst,
 } from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
@@ -338,7 +339,17 @@ export class InvocationService {
     const size = Buffer.byteLength(JSON.stringify(value));
     if (size > settings.maxPayloadBytes)
       throw payloadTooLarge(size, settings.maxPayloadBytes, `body.${field}`);
-    const issues = validateAgainst(`in:${release.id}`, settings.inputSchema, value, 'body', field);
+    let issues: FieldIssue[];
+    try {
+      issues = validateAgainst(`in:${release.id}`, settings.inputSchema, value, 'body', field);
+    } catch (err) {
+      // A release saved before a rule existed (publication refuses such schemas now): the endpoint's defect, told.
+      if (!(err instanceof SchemaCompileError)) throw err;
+      throw schemaUnsupported(
+        `Endpoint '${endpoint.slug}' cannot check its input: its input schema does not compile (${err.message}). Its editors must publish a release without it.`,
+        [{ field: 'inputSchema', message: err.message }],
+      );
+    }
     if (issues.length > 0)
       throw new ValidationError(issues, `The ${field} does not match the endpoint's input schema.`);
     return { endpoint, release };
@@ -936,13 +947,20 @@ export class InvocationService {
       });
     }
     const output = run.output ?? null;
-    const issues: FieldIssue[] = validateAgainst(
-      `out:${row.releaseId}`,
-      settings.outputSchema,
-      output,
-      'result',
-      '',
-    );
+    let issues: FieldIssue[];
+    try {
+      issues = validateAgainst(`out:${row.releaseId}`, settings.outputSchema, output, 'result', '');
+    } catch (err) {
+      // An output schema that does not compile (a release saved before a rule existed) fails the invocation with
+      // the reason; throwing here would fail the job and retry it forever.
+      if (!(err instanceof SchemaCompileError)) throw err;
+      return this.applyMove(row, 'failed', {
+        error: {
+          code: 'endpoint_schema_unsupported',
+          message: `The endpoint's output schema does not compile, so the output cannot be checked: ${err.message}.`,
+        },
+      });
+    }
     if (issues.length > 0)
       return this.applyMove(row, 'failed', {
         error: {
