@@ -183,6 +183,11 @@ export class RunEngine {
   private readonly statusObservers: RunObserver[] = [];
   private readonly flushHooks: ((tx: Tx) => Promise<void>)[] = [];
   private readonly eventHooks: RunEventsHook[] = [];
+  /**
+   * The outermost flush in progress in a transaction, by transaction: the run events of the flushes nested in it (a
+   * run an observer starts, such as an automation's) wait here for its append ({@link flush}).
+   */
+  private readonly flushing = new WeakMap<Tx, NewRunEvent[]>();
 
   constructor(
     private readonly db: Db,
@@ -211,12 +216,35 @@ export class RunEngine {
   }
 
   /**
-   * Adds a hook called at the end of every flush of the engine's work in a transaction, after the run events were
+   * Adds a hook called at the end of every outermost flush of the engine's work in a transaction (a flush nested in
+   * another's observers calls none; {@link appendingEventsLast} calls them at its end), after the run events were
    * appended: where observers append the events of their own logs (under the same event-log lock, after every row
    * lock of the transaction).
    */
   onFlushed(hook: (tx: Tx) => Promise<void>): void {
     this.flushHooks.push(hook);
+  }
+
+  /**
+   * Runs `work` inside `tx` with the run events of every flush in it held back, then appends them in one statement
+   * (and calls the flush hooks) when it returns: for a caller that starts runs and then locks rows in the same
+   * transaction (an event's automations start their runs, then count the firing on their own rows), so the event-log
+   * lock stays the transaction's last lock ({@link flush}). Inside a flush (or another such call) it only runs
+   * `work`: the outermost appends.
+   */
+  async appendingEventsLast<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+    if (this.flushing.has(tx)) return work();
+    const held: NewRunEvent[] = [];
+    this.flushing.set(tx, held);
+    let result: T;
+    try {
+      result = await work();
+    } finally {
+      this.flushing.delete(tx);
+    }
+    await appendRunEvents(tx, held, this.clock.now());
+    for (const hook of this.flushHooks) await hook(tx);
+    return result;
   }
 
   /**
@@ -803,6 +831,12 @@ export class RunEngine {
   /**
    * Writes every run the unit changed (its status settled from its steps), records the run events of runs that
    * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
+   *
+   * Lock order: the event-log lock (taken by the append) is the last lock of the transaction, after every row lock
+   * the observers take (an invocation's row, an issue's). A flush nested in another one's observers (a run an
+   * automation starts when a run ends) therefore appends nothing and calls no flush hook: its events join the
+   * outermost flush's, appended once at its end. Appending them in the middle, before the outer observers locked
+   * their rows, deadlocked with a cancel or a timeout (the invocation's row, then the event-log lock).
    */
   private async flush(unit: Unit): Promise<void> {
     const observe: [RunObserver[], RunRow][] = [];
@@ -830,13 +864,40 @@ export class RunEngine {
     }
     // The events first (an invocation's progress precedes the status move its observer makes), then the observers.
     for (const hook of this.eventHooks) hook(unit.tx, unit.events, unit.runs);
-    for (const [observers, run] of observe) for (const observer of observers) await observer(unit.tx, run);
-    if (unit.deferEvents) {
-      unit.deferEvents.push(...unit.events);
+    const outer = this.flushing.get(unit.tx);
+    const nested = await this.observeNesting(unit.tx, observe, outer);
+    // The events of the flushes nested in the observers follow this one's (in the order they happened).
+    const events = nested.length > 0 ? [...unit.events, ...nested] : unit.events;
+    if (outer) {
+      outer.push(...events);
       return;
     }
-    await appendRunEvents(unit.tx, unit.events, unit.now);
+    if (unit.deferEvents) {
+      unit.deferEvents.push(...events);
+      return;
+    }
+    await appendRunEvents(unit.tx, events, unit.now);
     for (const hook of this.flushHooks) await hook(unit.tx);
+  }
+
+  /**
+   * Calls the observers of a flush with the flushes they cause nested in it ({@link flush}): returns the run events
+   * of those, and puts `outer` (the events of the flush this one is nested in, if any) back in place.
+   */
+  private async observeNesting(
+    tx: Tx,
+    observe: readonly [RunObserver[], RunRow][],
+    outer: NewRunEvent[] | undefined,
+  ): Promise<NewRunEvent[]> {
+    const nested: NewRunEvent[] = [];
+    this.flushing.set(tx, nested);
+    try {
+      for (const [observers, run] of observe) for (const observer of observers) await observer(tx, run);
+    } finally {
+      if (outer) this.flushing.set(tx, outer);
+      else this.flushing.delete(tx);
+    }
+    return nested;
   }
 
   /** A running run's status from its steps: running while any is pending or running, waiting, or done. */
