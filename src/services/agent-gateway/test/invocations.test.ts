@@ -1173,8 +1173,17 @@ describe('turns and revocation', () => {
   });
 });
 
+/** How many retained events a conversation has after event id `after`. */
+async function eventsAfter(conversationId: string, after: number): Promise<number> {
+  const { rows } = await h.platform.booted.database.pool.query(
+    'select count(*)::int as n from agent_gateway.invocation_events where conversation_id = $1 and id > $2',
+    [conversationId, after],
+  );
+  return rows[0].n as number;
+}
+
 describe('stream credentials (forced order)', () => {
-  test('a key revoked after the stream request was authenticated but before its stream watched it closes the stream', async () => {
+  test('a key revoked after the stream request was authenticated but before its stream watched it gets no frame (401)', async () => {
     const { ep, issued, cred, start } = await startConversation();
     await settle(start.json().statusUrl, cred);
     const pg = await import('pg');
@@ -1206,7 +1215,11 @@ describe('stream credentials (forced order)', () => {
           timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
         }),
       ]).finally(() => clearTimeout(timer));
-      assert.equal(res.statusCode, 200);
+      // The conversation has events after the cursor: none of them is replayed to a revoked key.
+      assert.ok((await eventsAfter(start.json().conversationId, 1)) > 0, 'there were events to replay');
+      assert.equal(res.statusCode, 401, res.body);
+      assert.equal(res.json().code, 'token_revoked');
+      assert.doesNotMatch(res.body, /^(id|event|data):/m);
     } finally {
       await blocker.query('rollback').catch(() => undefined);
       await blocker.end();
