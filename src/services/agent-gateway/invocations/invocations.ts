@@ -32,6 +32,7 @@ import {
   invocationEvents,
   invocations,
 } from '../db/endpoints.ts';
+import { runs } from '../db/schema.ts';
 import {
   EndpointKeyService,
   type EndpointPrincipal,
@@ -1080,12 +1081,61 @@ export class InvocationService {
   }
 
   /**
+   * Cancels the live runs of invocations that were timed out or asked to cancel more than
+   * {@link REDISPATCH_AFTER_SECONDS} ago (within the last day): a process that died between the commit that ended (or
+   * cancelled) the invocation and its run's cancel left the run going. A cancel-requested invocation then ends
+   * `cancelled` by its run's end (the run observer).
+   * @returns how many runs it cancelled.
+   */
+  private async stopLeftRuns(now: Date): Promise<number> {
+    const left = await this.db
+      .select({
+        id: invocations.id,
+        runId: runs.id,
+        tenant: runs.tenantId,
+        namespace: runs.namespaceId,
+      })
+      .from(invocations)
+      .innerJoin(runs, eq(runs.id, invocations.runId))
+      .where(
+        and(
+          inArray(invocations.status, ['timed_out', 'cancel_requested']),
+          sql`${invocations.deadlineAt} > ${new Date(now.getTime() - 24 * 60 * 60 * 1000)}`,
+          lte(invocations.updatedAt, new Date(now.getTime() - REDISPATCH_AFTER_SECONDS * 1000)),
+          inArray(runs.status, ['queued', 'running', 'waiting']),
+        ),
+      )
+      .limit(100);
+    let stopped = 0;
+    for (const run of left) {
+      try {
+        await this.engine.cancel(
+          { tenant: run.tenant, namespace: run.namespace },
+          run.runId,
+          `invocation ${run.id} (sweep)`,
+        );
+        stopped += 1;
+      } catch (err) {
+        // The run ended meanwhile.
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      }
+    }
+    return stopped;
+  }
+
+  /**
    * The invocation sweep (every minute, by the injected clock): invocations still `accepted`
    * {@link REDISPATCH_AFTER_SECONDS} after acceptance are queued for dispatch again (a worker that died while
-   * dispatching); live invocations past their deadline end `timed_out` (their run is cancelled), and the events of invocations finished more than the retention ago are
-   * deleted (a cursor before them is then 410).
+   * dispatching); live invocations past their deadline end `timed_out` (their run is cancelled); the runs left
+   * going by a timeout or cancel whose process died before it cancelled them are cancelled; and the events of
+   * invocations finished more than the retention ago are deleted (a cursor before them is then 410).
    */
-  async sweep(): Promise<{ timedOut: number; prunedEvents: number; redispatched: number }> {
+  async sweep(): Promise<{
+    timedOut: number;
+    prunedEvents: number;
+    redispatched: number;
+    stoppedRuns: number;
+  }> {
     const now = this.clock.now();
     // A dispatch whose worker died keeps its Graphile job locked for hours: queue it again (the job key gives one
     // pending job; a dispatch that is merely slow holds the row lock, and the second finds it moved on).
@@ -1114,6 +1164,7 @@ export class InvocationService {
       .limit(1000);
     let timedOut = 0;
     for (const { id } of due) if ((await this.timeOutIfDue(id)) === 'timed_out') timedOut += 1;
+    const stoppedRuns = await this.stopLeftRuns(now);
     const before = new Date(now.getTime() - this.settings.eventRetentionSeconds * 1000);
     const prunedEvents = await this.db.transaction(async (tx) => {
       const old = await tx
@@ -1143,7 +1194,7 @@ export class InvocationService {
           .where(eq(invocations.id, id));
       return deleted.length;
     });
-    return { timedOut, prunedEvents, redispatched: stale.length };
+    return { timedOut, prunedEvents, redispatched: stale.length, stoppedRuns };
   }
 }
 

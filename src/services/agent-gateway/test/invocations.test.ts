@@ -868,6 +868,40 @@ describe('lost dispatch', () => {
   });
 });
 
+describe('lost run cancel', () => {
+  test('a run left going by a timeout or cancel whose process died before cancelling it is cancelled by the sweep', async () => {
+    const pool = h.platform.booted.database.pool;
+    for (const ended of ['timed_out', 'cancel_requested'] as const) {
+      const { ep, cred } = await remoteEndpoint(600);
+      const ack = (await submit(ep.slug, cred, { title: ended, input: {} })).json();
+      await h.platform.runDueJobs();
+      const running = await status(ack.statusUrl, cred);
+      assert.ok(['running', 'waiting'].includes(running.status), running.status);
+      // What the commit of a timeout (or a cancel) wrote, and nothing after it: its process died before the run's
+      // cancel.
+      await pool.query(
+        `update agent_gateway.invocations set status = $2, updated_at = $3,
+          finished_at = case when $2 = 'timed_out' then $3::timestamptz end where id = $1`,
+        [ack.invocationId, ended, clock.now()],
+      );
+      const runOf = async () => (await api('GET', `/api/v1/orchestration-runs/${running.runId}`)).json().run;
+      await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal((await runOf()).status, 'waiting', 'not before a minute: its own process may be at it');
+      clock.advance(61_000);
+      const tick = await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal(tick.statusCode, 200, tick.body);
+      assert.equal((await runOf()).status, 'cancelled', ended);
+      assert.equal(tick.json().stoppedRuns, 1, tick.body);
+      assert.equal(
+        (await status(ack.statusUrl, cred)).status,
+        ended === 'timed_out' ? 'timed_out' : 'cancelled',
+      );
+      const again = await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal(again.json().stoppedRuns, 0, 'once');
+    }
+  });
+});
+
 /** The `status` frames of a stream (the run's `progress` frames left out). */
 const statusFrames = <T extends { event: string | undefined }>(all: T[]) =>
   all.filter((f) => f.event === 'status');
