@@ -17,6 +17,7 @@ import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import { type Db, type Executor, NamedStatement, type Tx } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
+import type { AppLogger } from '../../platform/logger.ts';
 import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { resumeStepTask, runStepTask } from './agent-gateway-jobs.ts';
 import {
@@ -195,7 +196,23 @@ export class RunEngine {
     private readonly runtime: AgentRuntime,
     private readonly lookups: RunLookups,
     private readonly stepLeaseSeconds: number,
+    private readonly logger?: AppLogger,
   ) {}
+
+  /**
+   * The failure an agent's execution records on its step: an {@link AgentError}'s code and message; any other error
+   * (a defect met while running the agent's definition on its input) is `agent_error` with a message that shows no
+   * internals, logged with its stack. The step fails like any failed step (its run fails): the job or the
+   * transaction that ran it goes on, never retried for it.
+   */
+  private agentFailure(
+    err: unknown,
+    where: { runId: string; nodeId: string },
+  ): { code: string; message: string } {
+    if (err instanceof AgentError) return { code: err.code, message: err.message };
+    this.logger?.error({ err, ...where }, 'agent step failed with an unexpected error');
+    return { code: 'agent_error', message: 'The agent failed with an unexpected error.' };
+  }
 
   /** Adds an observer of finished runs. */
   onFinished(observer: RunObserver): void {
@@ -618,11 +635,11 @@ export class RunEngine {
             context: { run: { id: run.id, node: node.id }, nodes: run.data.nodes },
           });
         } catch (err) {
-          if (!(err instanceof AgentError)) throw err;
+          const failure = this.agentFailure(err, { runId: run.id, nodeId: node.id });
           const step = await this.insertStep(unit, run, node, { ...claimed, id: stepId });
           unit.event(run, 'step.queued', queuedData, step);
           unit.event(run, 'step.started', { attempt: 1 }, step);
-          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+          return this.failStep(unit, run, step, failure);
         }
         const step = await this.insertStep(unit, run, node, {
           ...claimed,
@@ -648,21 +665,21 @@ export class RunEngine {
 
   /** Executes a claimed step of an instant agent in the unit's transaction and completes or fails it. */
   private async executeInstant(unit: Unit, run: RunRow, step: StepRow, agent: AgentRow): Promise<void> {
+    let result: Awaited<ReturnType<AgentRuntime['execute']>>;
     try {
-      const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+      result = await this.runtime.execute(agent.definition as AgentDefinition, {
         input: step.input,
         message: messageOf(step.input),
         context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
       });
-      const events = [
-        { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-        ...result.events,
-      ];
-      await this.completeStep(unit, run, step, result.output, { events });
     } catch (err) {
-      if (!(err instanceof AgentError)) throw err;
-      await this.failStep(unit, run, step, { code: err.code, message: err.message });
+      return this.failStep(unit, run, step, this.agentFailure(err, { runId: run.id, nodeId: step.nodeId }));
     }
+    const events = [
+      { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+      ...result.events,
+    ];
+    await this.completeStep(unit, run, step, result.output, { events });
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -999,8 +1016,7 @@ export class RunEngine {
           ],
         };
       } catch (err) {
-        if (!(err instanceof AgentError)) throw err;
-        outcome = { error: { code: err.code, message: err.message } };
+        outcome = { error: this.agentFailure(err, { runId: run.id, nodeId: claimed.nodeId }) };
       } finally {
         await renewal.stop();
       }

@@ -868,6 +868,42 @@ describe('lost dispatch', () => {
   });
 });
 
+describe('agent defects', () => {
+  test('an unexpected error of an agent (not an AgentError) fails its step and run, inline or in a job, with the reason', async () => {
+    const { AgentRuntime } = await import('../agent-runtime.ts');
+    const execute = AgentRuntime.prototype.execute;
+    // A defect met while running a definition: the marked agent throws what no agent code means to throw.
+    AgentRuntime.prototype.execute = function (this: InstanceType<typeof AgentRuntime>, definition, input) {
+      const output = (definition as { output?: { defect?: boolean } }).output;
+      if (definition.kind === 'json_transform' && output?.defect) throw new TypeError('a defect');
+      return execute.call(this, definition, input);
+    };
+    try {
+      const defective = await agent({ defect: true });
+      // Inline: an instant agent runs in its invocation's dispatch.
+      const ep = await endpoint({ targetId: defective });
+      await publish(ep.id);
+      const cred = { 'x-api-key': (await key(ep.id)).key };
+      const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
+      const done = await settle(ack.statusUrl, cred);
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'agent_error');
+      assert.match(done.error.message, /The agent failed with an unexpected error/);
+      assert.doesNotMatch(done.error.message, /a defect/, 'no internals');
+      // In a job: a run started by a user runs its step in `agent-gateway:run-step`.
+      const started = await api('POST', '/api/v1/orchestration-runs', {
+        target: { type: 'agent', id: defective },
+      });
+      assert.equal(started.statusCode, 201, started.body);
+      const runUrl = `/api/v1/orchestration-runs/${started.json().run.id}`;
+      await h.drive(async () => (await api('GET', runUrl)).json().run.status === 'failed');
+      assert.equal((await api('GET', runUrl)).json().run.error.code, 'agent_error');
+    } finally {
+      AgentRuntime.prototype.execute = execute;
+    }
+  });
+});
+
 describe('lost run cancel', () => {
   test('a run left going by a timeout or cancel whose process died before cancelling it is cancelled by the sweep', async () => {
     const pool = h.platform.booted.database.pool;
