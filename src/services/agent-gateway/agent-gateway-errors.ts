@@ -16,7 +16,7 @@ import {
  *
  * | status | codes                                                                                                  |
  * | ------ | ------------------------------------------------------------------------------------------------------ |
- * | 400    | `validation_failed`, `bad_request`, `scope_required`, `scope_mismatch`, `invalid_graph`, `invalid_definition`, `agent_not_conversational`, `invalid_cron` |
+ * | 400    | `validation_failed`, `bad_request`, `scope_required`, `scope_mismatch`, `invalid_graph`, `invalid_definition`, `agent_not_conversational`, `invalid_cron`, `endpoint_schema_unsupported` (`details.issues`) |
  * | 401    | `unauthenticated`, `invalid_credentials`, `token_expired`, `token_revoked`, `wrong_credential_type`     |
  * | 403    | `scope_forbidden`, `insufficient_role`                                                                 |
  * | 404    | `not_found` (never tells another user's or scope's resource from a missing one)                        |
@@ -164,5 +164,16 @@ export function badRequest(code: string, message: string, details?: Record<strin
 export function rateLimited(what: string, retryAfterSeconds: number): ApiError {
   return new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, {
     headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}
+
+/**
+ * 400 `endpoint_schema_unsupported`: an endpoint schema this service cannot compile (a `pattern` RE2 does not
+ * support, named in `details.issues`), found in a draft being published, a release being rolled back to, or the
+ * live release an invocation is checked against (one saved before the rule existed).
+ */
+export function schemaUnsupported(message: string, issues: { field: string; message: string }[]): ApiError {
+  return new ApiError(400, 'endpoint_schema_unsupported', message, {
+    details: { issues: issues.map(({ field, message }) => ({ field, message })) },
   });
 }

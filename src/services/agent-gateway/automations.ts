@@ -282,19 +282,23 @@ export class AutomationService {
       await listeningStatement.rows(tx, { tenant: scope.tenant, namespace: scope.namespace, type })
     ).map((r) => rowOf(automations, r, 'a_')!);
     const event = { type, data: data ?? null };
-    const fired: { automationId: string; runId: string }[] = [];
-    for (const row of listening) {
-      const filter = (row.trigger as { filter?: unknown }).filter;
-      if (filter !== undefined && !this.matches(row.id, filter as Condition, event)) continue;
-      const runId = await this.fire(tx, row, { ...asObject(row.input), event }, depth + 1);
-      if (!runId) continue;
-      await tx
-        .update(automations)
-        .set({ lastFiredAt: this.clock.now(), fireCount: sql`${automations.fireCount} + 1` })
-        .where(eq(automations.id, row.id));
-      fired.push({ automationId: row.id, runId });
-    }
-    return fired;
+    // The runs' events are appended after the last row lock here (each automation's row), never between them: the
+    // event-log lock is a transaction's last lock (run-engine.ts `flush`).
+    return this.orchestration.appendingEventsLast(tx, async () => {
+      const fired: { automationId: string; runId: string }[] = [];
+      for (const row of listening) {
+        const filter = (row.trigger as { filter?: unknown }).filter;
+        if (filter !== undefined && !this.matches(row.id, filter as Condition, event)) continue;
+        const runId = await this.fire(tx, row, { ...asObject(row.input), event }, depth + 1);
+        if (!runId) continue;
+        await tx
+          .update(automations)
+          .set({ lastFiredAt: this.clock.now(), fireCount: sql`${automations.fireCount} + 1` })
+          .where(eq(automations.id, row.id));
+        fired.push({ automationId: row.id, runId });
+      }
+      return fired;
+    });
   }
 
   /**

@@ -106,6 +106,7 @@ export const agentGatewayService: ServiceDefinition = {
         endAttempts: (tx, ids) => hosts.endAttempts(tx, ids),
       },
       config.stepLeaseSeconds,
+      ctx.logger,
     );
     orchestration = new OrchestrationService(ctx.db, ctx.clock, engine);
     const approvals = new ApprovalService(ctx.db);

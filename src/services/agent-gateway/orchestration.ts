@@ -340,6 +340,14 @@ export class OrchestrationService {
     };
   }
 
+  /**
+   * Runs `work` inside `tx` with the run events of the runs it starts appended when it returns, after the row locks
+   * it takes ({@link RunEngine.appendingEventsLast}).
+   */
+  appendingEventsLast<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+    return this.engine.appendingEventsLast(tx, work);
+  }
+
   /** Starts a run of a target (`POST /api/v1/orchestration-runs`). @throws ApiError 404, 409 `not_published`. */
   async startRun(
     scope: Scope,

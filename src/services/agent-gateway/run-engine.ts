@@ -17,6 +17,7 @@ import { and, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import { type Db, type Executor, NamedStatement, type Tx } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
+import type { AppLogger } from '../../platform/logger.ts';
 import { invalidState, notFound } from './agent-gateway-errors.ts';
 import { resumeStepTask, runStepTask } from './agent-gateway-jobs.ts';
 import {
@@ -183,6 +184,11 @@ export class RunEngine {
   private readonly statusObservers: RunObserver[] = [];
   private readonly flushHooks: ((tx: Tx) => Promise<void>)[] = [];
   private readonly eventHooks: RunEventsHook[] = [];
+  /**
+   * The outermost flush in progress in a transaction, by transaction: the run events of the flushes nested in it (a
+   * run an observer starts, such as an automation's) wait here for its append ({@link flush}).
+   */
+  private readonly flushing = new WeakMap<Tx, NewRunEvent[]>();
 
   constructor(
     private readonly db: Db,
@@ -190,7 +196,23 @@ export class RunEngine {
     private readonly runtime: AgentRuntime,
     private readonly lookups: RunLookups,
     private readonly stepLeaseSeconds: number,
+    private readonly logger?: AppLogger,
   ) {}
+
+  /**
+   * The failure an agent's execution records on its step: an {@link AgentError}'s code and message; any other error
+   * (a defect met while running the agent's definition on its input) is `agent_error` with a message that shows no
+   * internals, logged with its stack. The step fails like any failed step (its run fails): the job or the
+   * transaction that ran it goes on, never retried for it.
+   */
+  private agentFailure(
+    err: unknown,
+    where: { runId: string; nodeId: string },
+  ): { code: string; message: string } {
+    if (err instanceof AgentError) return { code: err.code, message: err.message };
+    this.logger?.error({ err, ...where }, 'agent step failed with an unexpected error');
+    return { code: 'agent_error', message: 'The agent failed with an unexpected error.' };
+  }
 
   /** Adds an observer of finished runs. */
   onFinished(observer: RunObserver): void {
@@ -211,12 +233,35 @@ export class RunEngine {
   }
 
   /**
-   * Adds a hook called at the end of every flush of the engine's work in a transaction, after the run events were
+   * Adds a hook called at the end of every outermost flush of the engine's work in a transaction (a flush nested in
+   * another's observers calls none; {@link appendingEventsLast} calls them at its end), after the run events were
    * appended: where observers append the events of their own logs (under the same event-log lock, after every row
    * lock of the transaction).
    */
   onFlushed(hook: (tx: Tx) => Promise<void>): void {
     this.flushHooks.push(hook);
+  }
+
+  /**
+   * Runs `work` inside `tx` with the run events of every flush in it held back, then appends them in one statement
+   * (and calls the flush hooks) when it returns: for a caller that starts runs and then locks rows in the same
+   * transaction (an event's automations start their runs, then count the firing on their own rows), so the event-log
+   * lock stays the transaction's last lock ({@link flush}). Inside a flush (or another such call) it only runs
+   * `work`: the outermost appends.
+   */
+  async appendingEventsLast<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+    if (this.flushing.has(tx)) return work();
+    const held: NewRunEvent[] = [];
+    this.flushing.set(tx, held);
+    let result: T;
+    try {
+      result = await work();
+    } finally {
+      this.flushing.delete(tx);
+    }
+    await appendRunEvents(tx, held, this.clock.now());
+    for (const hook of this.flushHooks) await hook(tx);
+    return result;
   }
 
   /**
@@ -590,11 +635,11 @@ export class RunEngine {
             context: { run: { id: run.id, node: node.id }, nodes: run.data.nodes },
           });
         } catch (err) {
-          if (!(err instanceof AgentError)) throw err;
+          const failure = this.agentFailure(err, { runId: run.id, nodeId: node.id });
           const step = await this.insertStep(unit, run, node, { ...claimed, id: stepId });
           unit.event(run, 'step.queued', queuedData, step);
           unit.event(run, 'step.started', { attempt: 1 }, step);
-          return this.failStep(unit, run, step, { code: err.code, message: err.message });
+          return this.failStep(unit, run, step, failure);
         }
         const step = await this.insertStep(unit, run, node, {
           ...claimed,
@@ -620,21 +665,21 @@ export class RunEngine {
 
   /** Executes a claimed step of an instant agent in the unit's transaction and completes or fails it. */
   private async executeInstant(unit: Unit, run: RunRow, step: StepRow, agent: AgentRow): Promise<void> {
+    let result: Awaited<ReturnType<AgentRuntime['execute']>>;
     try {
-      const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+      result = await this.runtime.execute(agent.definition as AgentDefinition, {
         input: step.input,
         message: messageOf(step.input),
         context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
       });
-      const events = [
-        { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-        ...result.events,
-      ];
-      await this.completeStep(unit, run, step, result.output, { events });
     } catch (err) {
-      if (!(err instanceof AgentError)) throw err;
-      await this.failStep(unit, run, step, { code: err.code, message: err.message });
+      return this.failStep(unit, run, step, this.agentFailure(err, { runId: run.id, nodeId: step.nodeId }));
     }
+    const events = [
+      { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+      ...result.events,
+    ];
+    await this.completeStep(unit, run, step, result.output, { events });
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -803,6 +848,12 @@ export class RunEngine {
   /**
    * Writes every run the unit changed (its status settled from its steps), records the run events of runs that
    * finished, tells the parent step of a finished sub-run and the observers, then appends the events.
+   *
+   * Lock order: the event-log lock (taken by the append) is the last lock of the transaction, after every row lock
+   * the observers take (an invocation's row, an issue's). A flush nested in another one's observers (a run an
+   * automation starts when a run ends) therefore appends nothing and calls no flush hook: its events join the
+   * outermost flush's, appended once at its end. Appending them in the middle, before the outer observers locked
+   * their rows, deadlocked with a cancel or a timeout (the invocation's row, then the event-log lock).
    */
   private async flush(unit: Unit): Promise<void> {
     const observe: [RunObserver[], RunRow][] = [];
@@ -830,13 +881,40 @@ export class RunEngine {
     }
     // The events first (an invocation's progress precedes the status move its observer makes), then the observers.
     for (const hook of this.eventHooks) hook(unit.tx, unit.events, unit.runs);
-    for (const [observers, run] of observe) for (const observer of observers) await observer(unit.tx, run);
-    if (unit.deferEvents) {
-      unit.deferEvents.push(...unit.events);
+    const outer = this.flushing.get(unit.tx);
+    const nested = await this.observeNesting(unit.tx, observe, outer);
+    // The events of the flushes nested in the observers follow this one's (in the order they happened).
+    const events = nested.length > 0 ? [...unit.events, ...nested] : unit.events;
+    if (outer) {
+      outer.push(...events);
       return;
     }
-    await appendRunEvents(unit.tx, unit.events, unit.now);
+    if (unit.deferEvents) {
+      unit.deferEvents.push(...events);
+      return;
+    }
+    await appendRunEvents(unit.tx, events, unit.now);
     for (const hook of this.flushHooks) await hook(unit.tx);
+  }
+
+  /**
+   * Calls the observers of a flush with the flushes they cause nested in it ({@link flush}): returns the run events
+   * of those, and puts `outer` (the events of the flush this one is nested in, if any) back in place.
+   */
+  private async observeNesting(
+    tx: Tx,
+    observe: readonly [RunObserver[], RunRow][],
+    outer: NewRunEvent[] | undefined,
+  ): Promise<NewRunEvent[]> {
+    const nested: NewRunEvent[] = [];
+    this.flushing.set(tx, nested);
+    try {
+      for (const [observers, run] of observe) for (const observer of observers) await observer(tx, run);
+    } finally {
+      if (outer) this.flushing.set(tx, outer);
+      else this.flushing.delete(tx);
+    }
+    return nested;
   }
 
   /** A running run's status from its steps: running while any is pending or running, waiting, or done. */
@@ -938,8 +1016,7 @@ export class RunEngine {
           ],
         };
       } catch (err) {
-        if (!(err instanceof AgentError)) throw err;
-        outcome = { error: { code: err.code, message: err.message } };
+        outcome = { error: this.agentFailure(err, { runId: run.id, nodeId: claimed.nodeId }) };
       } finally {
         await renewal.stop();
       }

@@ -34,15 +34,94 @@ export const DEFAULT_JOB_INPUT_SCHEMA = { type: 'object' };
 export const DEFAULT_CONVERSATION_INPUT_SCHEMA = { type: 'string' };
 
 /**
+ * A pattern of a user schema that RE2 cannot compile (lookaround, backreferences, an escape it does not know).
+ * Thrown by {@link linearRegExp}; {@link validatorFor} reports it as a {@link SchemaCompileError} naming the pattern.
+ */
+export class UnsupportedPatternError extends Error {
+  constructor(
+    readonly pattern: string,
+    reason: string,
+  ) {
+    super(
+      `pattern '${pattern}' is not supported: patterns run on RE2 (no lookaround, no backreferences): ${reason}`,
+    );
+    this.name = 'UnsupportedPatternError';
+  }
+}
+
+/**
+ * A user schema ajv cannot compile: an unsupported `pattern` (`pattern` set, the message names it) or another
+ * defect of the schema. Compiling happens when a schema is saved, published or rolled back to, and on the first
+ * validation of a release in a process (a release saved before a rule existed may not compile).
+ */
+export class SchemaCompileError extends Error {
+  constructor(
+    message: string,
+    readonly pattern?: string,
+  ) {
+    super(message);
+    this.name = 'SchemaCompileError';
+  }
+}
+
+/**
+ * A JavaScript pattern in RE2's syntax: the escapes `\uXXXX` (a surrogate pair `\uD83D\uDE00` as its one code point)
+ * and `\u{X...}` become RE2's `\x{X...}` (RE2 has no `\u`); every other character and escape is kept as it is (an
+ * escaped backslash stays one, so `\\u0041` is still a backslash followed by `u0041`).
+ */
+export function re2Syntax(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    const next = pattern[i + 1];
+    if (c !== '\\' || next === undefined) {
+      out += c;
+      continue;
+    }
+    if (next === 'u') {
+      const rest = pattern.slice(i + 2);
+      const braced = /^\{([0-9a-fA-F]{1,6})\}/.exec(rest);
+      if (braced) {
+        out += `\\x{${braced[1]}}`;
+        i += 1 + braced[0].length;
+        continue;
+      }
+      const hex = /^[0-9a-fA-F]{4}/.exec(rest);
+      if (hex) {
+        let codePoint = Number.parseInt(hex[0], 16);
+        let length = 6;
+        const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(rest.slice(4));
+        if (codePoint >= 0xd800 && codePoint <= 0xdbff && low) {
+          codePoint = 0x10000 + ((codePoint - 0xd800) << 10) + (Number.parseInt(low[1]!, 16) - 0xdc00);
+          length = 12;
+        }
+        out += `\\x{${codePoint.toString(16).toUpperCase()}}`;
+        i += length - 1;
+        continue;
+      }
+    }
+    out += c + next;
+    i += 1;
+  }
+  return out;
+}
+
+/**
  * The regular-expression engine of user schemas (`pattern`, `patternProperties`): RE2's linear-time matching
  * (re2js, a pure-JavaScript port of RE2), never JavaScript's backtracking engine, so a catastrophic pattern such as
  * `^(a+)+$` written by an endpoint editor cannot stall validation (ReDoS). RE2 syntax is the common subset: a
- * pattern using lookaround or backreferences does not compile, and the schema is refused when saved (400).
+ * pattern using lookaround or backreferences does not compile ({@link UnsupportedPatternError}), and the schema is
+ * refused when saved (400). JavaScript's `\u` escapes are translated first ({@link re2Syntax}).
  * Ajv's `u` flag needs nothing: RE2 matches Unicode code points.
  */
 export const linearRegExp: RegExpEngine = Object.assign(
   (pattern: string) => {
-    const compiled = RE2JS.compile(pattern);
+    let compiled: RE2JS;
+    try {
+      compiled = RE2JS.compile(re2Syntax(pattern));
+    } catch (err) {
+      throw new UnsupportedPatternError(pattern, (err as Error).message);
+    }
     // Ajv keys each compiled pattern by its `toString()`: the pattern's own text, so two patterns never share one.
     return { test: (text: string) => compiled.test(text), toString: () => `re2:${pattern}` };
   },
@@ -128,34 +207,61 @@ export function schemaIssues(schema: unknown, field: string): FieldIssue[] {
     validatorFor(`schema:${JSON.stringify(schema)}`, schema as object);
     return [];
   } catch (err) {
-    return [
-      {
-        location: 'body',
-        field,
-        message: `is not a valid draft 2020-12 schema: ${(err as Error).message}`.slice(0, 500),
-      },
-    ];
+    const message =
+      err instanceof SchemaCompileError && err.pattern !== undefined
+        ? err.message
+        : `is not a valid draft 2020-12 schema: ${(err as Error).message}`;
+    return [{ location: 'body', field, message: message.slice(0, 500) }];
   }
 }
 
+/** Schemas that did not compile, by cache key (compiling them again would fail again, at the same cost). */
+const failed = new LRUCache<string, SchemaCompileError>({ max: 1000 });
+
 /**
  * The compiled validator of `schema`, cached under `cacheKey`.
- * @throws Error when ajv cannot compile it, or when it is asynchronous (`$async`).
+ * @throws SchemaCompileError when ajv cannot compile it (an unsupported pattern: `pattern` set), or when it is
+ *   asynchronous (`$async`).
  */
 export function validatorFor(cacheKey: string, schema: object | boolean): ValidateFunction {
   let fn = compiled.get(cacheKey);
   if (!fn) {
+    const known = failed.get(cacheKey);
+    if (known) throw known;
     // A `$id` would register the schema in the shared ajv under that id: compile a copy without it.
     const copy = typeof schema === 'object' ? { ...schema, $id: undefined } : schema;
     if (typeof copy === 'object') delete (copy as Record<string, unknown>).$id;
-    fn = ajv.compile(copy);
+    try {
+      fn = ajv.compile(copy);
+    } catch (err) {
+      // Ajv keeps the schema it failed to compile: forget it (each attempt compiles a new copy).
+      ajv.removeSchema(copy);
+      const error =
+        err instanceof UnsupportedPatternError
+          ? new SchemaCompileError(err.message, err.pattern)
+          : new SchemaCompileError((err as Error).message);
+      failed.set(cacheKey, error);
+      throw error;
+    }
     if ((fn as { $async?: boolean }).$async) {
       ajv.removeSchema(copy);
-      throw new Error('an asynchronous ($async) schema is not allowed');
+      throw new SchemaCompileError('an asynchronous ($async) schema is not allowed');
     }
     compiled.set(cacheKey, fn);
   }
   return fn;
+}
+
+/**
+ * The issues of a release's (or a draft's) two schemas as {@link schemaIssues} finds them, each field named
+ * `<prefix>.inputSchema` / `<prefix>.outputSchema`: empty when both compile. Publication and rollback check them, so
+ * no release whose schemas do not compile (saved before a rule existed) goes live.
+ */
+export function settingsSchemaIssues(settings: EndpointSettingsRecord, prefix: string): FieldIssue[] {
+  return [
+    ...schemaIssues(settings.inputSchema, `${prefix}.inputSchema`),
+    ...schemaIssues(settings.outputSchema, `${prefix}.outputSchema`),
+  ].map((issue) => ({ ...issue, location: '' }));
 }
 
 /** Field issues of ajv errors, under `prefix` (`body.input`). */

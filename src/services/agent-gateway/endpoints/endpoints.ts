@@ -16,7 +16,13 @@ import { type Db, type Executor, NamedStatement, type Tx } from '../../../platfo
 import { ApiError } from '../../../platform/errors.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
 import type { PageRequest } from '../../../platform/pagination.ts';
-import { invalidFields, invalidState, notFound, versionConflict } from '../agent-gateway-errors.ts';
+import {
+  invalidFields,
+  invalidState,
+  notFound,
+  schemaUnsupported,
+  versionConflict,
+} from '../agent-gateway-errors.ts';
 import type { AgentService } from '../agents.ts';
 import {
   type EndpointSettingsRecord,
@@ -27,7 +33,12 @@ import {
 import type { Scope } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import { rowOf, selectColumns } from '../queries.ts';
-import { mergeSettings, type SettingsInput, schemaIssues } from './endpoint-settings.ts';
+import {
+  mergeSettings,
+  type SettingsInput,
+  schemaIssues,
+  settingsSchemaIssues,
+} from './endpoint-settings.ts';
 
 /** An endpoint as stored (`agent_gateway.endpoints`): its draft settings, status and current release. */
 export type EndpointRow = typeof endpoints.$inferSelect;
@@ -93,6 +104,23 @@ function endpointView(row: EndpointRow, release: ReleaseRow | undefined): Endpoi
 /** 409 `slug_taken`. */
 function slugTaken(slug: string): ApiError {
   return new ApiError(409, 'slug_taken', `An endpoint with slug '${slug}' already exists in this scope.`);
+}
+
+/**
+ * Refuses settings whose schemas do not compile (a release saved before a rule existed, such as a `pattern` RE2
+ * does not support): nothing goes live on them.
+ * @throws ApiError 400 `endpoint_schema_unsupported` naming each schema and pattern in `details.issues`.
+ */
+function refuseUncompilable(settings: EndpointSettingsRecord, prefix: string, what: string): void {
+  const issues = settingsSchemaIssues(settings, prefix);
+  if (issues.length > 0)
+    throw schemaUnsupported(
+      `${what} has a schema this service cannot compile (${issues.map((i) => `${i.field} ${i.message}`).join('; ')}); save schemas it accepts and publish them.`.slice(
+        0,
+        1000,
+      ),
+      issues,
+    );
 }
 
 /** Endpoints, their releases and history. */
@@ -312,12 +340,14 @@ export class EndpointService {
 
   /**
    * Publishes the draft at `version` as a new release and points the endpoint at it (`published`).
-   * @throws ApiError 404; 409 `version_conflict`, `not_ready` (with `details.checks`).
+   * @throws ApiError 400 `endpoint_schema_unsupported` (a draft schema that does not compile); 404; 409
+   *   `version_conflict`, `not_ready` (with `details.checks`).
    */
   async publish(scope: Scope, id: string, userId: string | null, version: number, executor?: Tx) {
     const work = async (tx: Tx) => {
       const row = await this.row(scope, id, tx, true);
       if (row.version !== version) throw versionConflict('endpoint', version, row.version);
+      refuseUncompilable(row.draft, 'draft', 'The draft');
       const readiness = await this.readinessOf(scope, row.draft, tx);
       if (!readiness.ready)
         throw new ApiError(409, 'not_ready', 'The draft fails its readiness check; see details.checks.', {
@@ -357,7 +387,8 @@ export class EndpointService {
 
   /**
    * Points the endpoint at an earlier release `releaseNumber` at `version` (it restores nothing else).
-   * @throws ApiError 404 (also an unknown release); 409 `version_conflict`, `invalid_state` (never published, or
+   * @throws ApiError 400 `endpoint_schema_unsupported` (the release's schemas do not compile); 404 (also an unknown
+   *   release); 409 `version_conflict`, `invalid_state` (never published, or
    *   already at that release).
    */
   async rollback(
@@ -377,6 +408,7 @@ export class EndpointService {
       if (!release) throw notFound('release', `${id}@${input.releaseNumber}`);
       if (release.id === row.currentReleaseId)
         throw invalidState(`Endpoint '${id}' already points at release ${input.releaseNumber}.`);
+      refuseUncompilable(release.settings, 'release', `Release ${release.number}`);
       const updated = await this.bump(tx, row, input.version, { currentReleaseId: release.id });
       await tx.insert(endpointHistory).values({
         endpointId: id,

@@ -36,13 +36,16 @@ export const invocationTimeoutTask = defineTask(
   },
 );
 
-/** Every minute (cron): invocations past their timeout end `timed_out` (a backstop); old events are pruned. */
+/**
+ * Every minute (cron): invocations past their timeout end `timed_out` (a backstop), runs left going by an ended
+ * invocation are cancelled; old events are pruned.
+ */
 export const invocationSweepTask = defineTask(
   'agent-gateway:invocation-sweep',
   Type.Object({}),
   async (_payload, deps: InvocationJobDeps) => {
     const counts = await deps.invocations.sweep();
-    if (counts.timedOut > 0 || counts.prunedEvents > 0)
+    if (counts.timedOut > 0 || counts.prunedEvents > 0 || counts.stoppedRuns > 0)
       deps.logger.info(counts, 'agent-gateway invocation sweep');
   },
 );

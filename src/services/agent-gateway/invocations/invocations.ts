@@ -22,7 +22,7 @@ import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts'
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
 import { claimKeySql, type IdempotencyStore } from '../../../platform/idempotency.ts';
 import { prefixedHexId } from '../../../platform/ids.ts';
-import { invalidState, notFound } from '../agent-gateway-errors.ts';
+import { invalidState, notFound, schemaUnsupported } from '../agent-gateway-errors.ts';
 import {
   type EndpointSettingsRecord,
   endpointConversations,
@@ -32,12 +32,14 @@ import {
   invocationEvents,
   invocations,
 } from '../db/endpoints.ts';
+import { runs } from '../db/schema.ts';
 import {
   EndpointKeyService,
   type EndpointPrincipal,
   type EndpointRow,
   type EndpointService,
   type ReleaseRow,
+  SchemaCompileError,
   validateAgainst,
 } from '../endpoints/index.ts';
 import type { OrchestrationService } from '../orchestration.ts';
@@ -275,19 +277,20 @@ export class InvocationService {
   }
 
   /**
-   * The live endpoint a credential may invoke under `slug`.
-   * @throws ApiError 401 (a key of another endpoint, the wrong credential type), 404 (no such live endpoint).
+   * The endpoint whose key space a submission under `slug` uses, read without any check: an endpoint key's own
+   * endpoint (undefined when it is gone), or the endpoint of that slug in a platform token's scope. Whether the
+   * caller may invoke it, and whether it takes new work, is {@link admitted}'s decision, made after a replay of the
+   * key's first answer had its chance (a retry of an accepted request replays even when a new one would be refused).
+   * @throws ApiError 404 when a platform token's scope has no endpoint `slug` (there is no key space to look in).
    */
-  async endpointFor(principal: EndpointPrincipal, slug: string) {
-    const found =
-      principal.kind === 'endpoint_key'
-        ? await this.endpoints.withRelease(principal.endpointId!)
-        : await this.endpoints.liveBySlug(principal.scope, slug);
-    if (principal.kind === 'endpoint_key' && found && found.endpoint.slug !== slug)
-      EndpointKeyService.authorize(principal, { ...found.endpoint, id: '' }, 'api_key');
-    if (!found?.release) throw notFound('endpoint', slug);
-    EndpointKeyService.authorize(principal, found.endpoint, found.release.settings.authPolicy.type);
-    return { endpoint: found.endpoint, release: found.release };
+  private async keySpaceOf(principal: EndpointPrincipal, slug: string) {
+    if (principal.kind === 'endpoint_key') {
+      const found = await this.endpoints.withRelease(principal.endpointId!);
+      return { targetId: principal.endpointId!, found };
+    }
+    const found = await this.endpoints.liveBySlug(principal.scope, slug);
+    if (!found) throw notFound('endpoint', slug);
+    return { targetId: found.endpoint.id, found };
   }
 
   /** Checks that the endpoint takes new work of `mode` and that `value` fits the release's limit and schema. */
@@ -337,7 +340,17 @@ export class InvocationService {
     const size = Buffer.byteLength(JSON.stringify(value));
     if (size > settings.maxPayloadBytes)
       throw payloadTooLarge(size, settings.maxPayloadBytes, `body.${field}`);
-    const issues = validateAgainst(`in:${release.id}`, settings.inputSchema, value, 'body', field);
+    let issues: FieldIssue[];
+    try {
+      issues = validateAgainst(`in:${release.id}`, settings.inputSchema, value, 'body', field);
+    } catch (err) {
+      // A release saved before a rule existed (publication refuses such schemas now): the endpoint's defect, told.
+      if (!(err instanceof SchemaCompileError)) throw err;
+      throw schemaUnsupported(
+        `Endpoint '${endpoint.slug}' cannot check its input: its input schema does not compile (${err.message}). Its editors must publish a release without it.`,
+        [{ field: 'inputSchema', message: err.message }],
+      );
+    }
     if (issues.length > 0)
       throw new ValidationError(issues, `The ${field} does not match the endpoint's input schema.`);
     return { endpoint, release };
@@ -420,11 +433,8 @@ export class InvocationService {
     // A replay is answered from the key's record alone (one read); a new job reads its endpoint next.
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
-    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const found = caller
-      ? await this.endpoints.withRelease(principal.endpointId!)
-      : await this.endpointFor(principal, slug);
-    const targetId = caller ? principal.endpointId! : found!.endpoint.id;
+    const caller = { principal, slug };
+    const { targetId, found } = await this.keySpaceOf(principal, slug);
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
     // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
     const id = prefixedHexId('inv');
@@ -435,9 +445,6 @@ export class InvocationService {
       fingerprint: idem.fingerprint,
       ttlMs: IDEMPOTENCY_TTL_MS,
     };
-    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
-    // is still on the release it was checked against (nothing is written otherwise).
-    const { endpoint, release } = this.admitted(found, targetId, 'job', body.input, 'input', caller);
     // What the job asks, as both paths below write it.
     const asked = {
       id,
@@ -448,6 +455,25 @@ export class InvocationService {
       description: body.description ?? null,
       input: body.input as object,
     };
+    // The transaction that decides a request the fast path could not: it replays the key's first answer when there
+    // is one (committed, or in flight: its claim waits for it), else checks the request again and accepts it.
+    const decide = () =>
+      this.idempotency.runKnown(params, response, async (tx) => {
+        const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
+        await this.insert(tx, endpoint, release, asked);
+      });
+    // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
+    // is still on the release it was checked against (nothing is written otherwise). A refusal is not the answer
+    // yet: a retry of an accepted request (same key and body) replays its first answer even when the endpoint was
+    // disabled or changed since (and a platform token's retry has no fast path above).
+    let admitted: { endpoint: EndpointRow; release: ReleaseRow };
+    try {
+      admitted = this.admitted(found, targetId, 'job', body.input, 'input', caller);
+    } catch (err) {
+      if (err instanceof ApiError) return decide();
+      throw err;
+    }
+    const { endpoint, release } = admitted;
     const now = this.clock.now();
     const [done] = await submitStatement.rows(this.db, {
       ...this.idempotency.claimValues(params, response),
@@ -463,10 +489,7 @@ export class InvocationService {
     if (done!.claimed === 1) return { replayed: false, response };
     // The key was taken (its first request committed meanwhile, or was in flight and waited for), or the endpoint
     // moved on since it was read: the transaction below decides, as for any request.
-    return this.idempotency.runKnown(params, response, async (tx) => {
-      const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
-      await this.insert(tx, endpoint, release, asked);
-    });
+    return decide();
   }
 
   /** Starts a conversation with its first message. @throws as {@link submitJob}. */
@@ -478,9 +501,14 @@ export class InvocationService {
   ) {
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
-    // An endpoint key names its endpoint: checked inside the transaction (one read less on the hot path).
-    const caller = principal.kind === 'endpoint_key' ? { principal, slug } : undefined;
-    const targetId = caller ? principal.endpointId! : (await this.endpointFor(principal, slug)).endpoint.id;
+    // Checked inside the transaction, after the key's claim: a retry of an accepted request replays its first
+    // answer even when a new request would be refused (the endpoint disabled or changed since).
+    // An endpoint key names its endpoint (one read less on the hot path).
+    const caller = { principal, slug };
+    const targetId =
+      principal.kind === 'endpoint_key'
+        ? principal.endpointId!
+        : (await this.keySpaceOf(principal, slug)).targetId;
     return this.once(targetId, idem, async (tx) => {
       const { endpoint, release } = await this.admit(
         tx,
@@ -920,13 +948,20 @@ export class InvocationService {
       });
     }
     const output = run.output ?? null;
-    const issues: FieldIssue[] = validateAgainst(
-      `out:${row.releaseId}`,
-      settings.outputSchema,
-      output,
-      'result',
-      '',
-    );
+    let issues: FieldIssue[];
+    try {
+      issues = validateAgainst(`out:${row.releaseId}`, settings.outputSchema, output, 'result', '');
+    } catch (err) {
+      // An output schema that does not compile (a release saved before a rule existed) fails the invocation with
+      // the reason; throwing here would fail the job and retry it forever.
+      if (!(err instanceof SchemaCompileError)) throw err;
+      return this.applyMove(row, 'failed', {
+        error: {
+          code: 'endpoint_schema_unsupported',
+          message: `The endpoint's output schema does not compile, so the output cannot be checked: ${err.message}.`,
+        },
+      });
+    }
     if (issues.length > 0)
       return this.applyMove(row, 'failed', {
         error: {
@@ -1046,12 +1081,61 @@ export class InvocationService {
   }
 
   /**
+   * Cancels the live runs of invocations that were timed out or asked to cancel more than
+   * {@link REDISPATCH_AFTER_SECONDS} ago (within the last day): a process that died between the commit that ended (or
+   * cancelled) the invocation and its run's cancel left the run going. A cancel-requested invocation then ends
+   * `cancelled` by its run's end (the run observer).
+   * @returns how many runs it cancelled.
+   */
+  private async stopLeftRuns(now: Date): Promise<number> {
+    const left = await this.db
+      .select({
+        id: invocations.id,
+        runId: runs.id,
+        tenant: runs.tenantId,
+        namespace: runs.namespaceId,
+      })
+      .from(invocations)
+      .innerJoin(runs, eq(runs.id, invocations.runId))
+      .where(
+        and(
+          inArray(invocations.status, ['timed_out', 'cancel_requested']),
+          sql`${invocations.deadlineAt} > ${new Date(now.getTime() - 24 * 60 * 60 * 1000)}`,
+          lte(invocations.updatedAt, new Date(now.getTime() - REDISPATCH_AFTER_SECONDS * 1000)),
+          inArray(runs.status, ['queued', 'running', 'waiting']),
+        ),
+      )
+      .limit(100);
+    let stopped = 0;
+    for (const run of left) {
+      try {
+        await this.engine.cancel(
+          { tenant: run.tenant, namespace: run.namespace },
+          run.runId,
+          `invocation ${run.id} (sweep)`,
+        );
+        stopped += 1;
+      } catch (err) {
+        // The run ended meanwhile.
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      }
+    }
+    return stopped;
+  }
+
+  /**
    * The invocation sweep (every minute, by the injected clock): invocations still `accepted`
    * {@link REDISPATCH_AFTER_SECONDS} after acceptance are queued for dispatch again (a worker that died while
-   * dispatching); live invocations past their deadline end `timed_out` (their run is cancelled), and the events of invocations finished more than the retention ago are
-   * deleted (a cursor before them is then 410).
+   * dispatching); live invocations past their deadline end `timed_out` (their run is cancelled); the runs left
+   * going by a timeout or cancel whose process died before it cancelled them are cancelled; and the events of
+   * invocations finished more than the retention ago are deleted (a cursor before them is then 410).
    */
-  async sweep(): Promise<{ timedOut: number; prunedEvents: number; redispatched: number }> {
+  async sweep(): Promise<{
+    timedOut: number;
+    prunedEvents: number;
+    redispatched: number;
+    stoppedRuns: number;
+  }> {
     const now = this.clock.now();
     // A dispatch whose worker died keeps its Graphile job locked for hours: queue it again (the job key gives one
     // pending job; a dispatch that is merely slow holds the row lock, and the second finds it moved on).
@@ -1080,6 +1164,7 @@ export class InvocationService {
       .limit(1000);
     let timedOut = 0;
     for (const { id } of due) if ((await this.timeOutIfDue(id)) === 'timed_out') timedOut += 1;
+    const stoppedRuns = await this.stopLeftRuns(now);
     const before = new Date(now.getTime() - this.settings.eventRetentionSeconds * 1000);
     const prunedEvents = await this.db.transaction(async (tx) => {
       const old = await tx
@@ -1109,7 +1194,7 @@ export class InvocationService {
           .where(eq(invocations.id, id));
       return deleted.length;
     });
-    return { timedOut, prunedEvents, redispatched: stale.length };
+    return { timedOut, prunedEvents, redispatched: stale.length, stoppedRuns };
   }
 }
 

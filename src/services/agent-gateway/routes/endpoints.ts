@@ -256,7 +256,8 @@ export function registerEndpointRoutes(
         tags,
         summary: 'Publish the draft at `version` as a new immutable release (the endpoint goes live on it)',
         description:
-          'Runs the readiness check first (409 `not_ready` with `details.checks`). A workflow target is pinned to ' +
+          'Runs the readiness check first (409 `not_ready` with `details.checks`); a draft schema that does not ' +
+          'compile (a `pattern` RE2 does not support) is 400 `endpoint_schema_unsupported`. A workflow target is pinned to ' +
           'its revision. Earlier releases are kept (rollback).',
         security,
         headers: ScopeHeaders,

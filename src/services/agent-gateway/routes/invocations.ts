@@ -16,7 +16,7 @@ import { requestFingerprint } from '../../../platform/idempotency.ts';
 import { perMinuteLimit } from '../../../platform/rate-limit.ts';
 import { StringEnum } from '../../../platform/schemas.ts';
 import { StreamRegistry } from '../../../platform/streams.ts';
-import { rateLimited } from '../agent-gateway-errors.ts';
+import { rateLimited, tokenRevoked } from '../agent-gateway-errors.ts';
 import { ErrorBody } from '../agent-gateway-schemas.ts';
 import type { EndpointKeyService, EndpointPrincipal } from '../endpoints/index.ts';
 import {
@@ -108,7 +108,7 @@ const STREAM_DESCRIPTION =
   'JSON `data:` `{invocationId, status, at, error?}`; heartbeat comments keep the connection. Resume with ' +
   '`Last-Event-ID` (wins over `?after=`); a cursor whose events are no longer kept is 410 `cursor_expired`. A ' +
   'disconnect is not a failure: read `statusUrl` first. The final result is read from the status view. The stream ' +
-  'closes when its credential is revoked.';
+  'closes when its credential is revoked (revoked before the stream opens: 401 `token_revoked`, no frame).';
 
 /** The OpenAPI security schemes of the invocation routes. */
 export const INVOCATION_SECURITY_SCHEMES = {
@@ -337,12 +337,29 @@ function registerInvocationRoutes(
     const cursor = raw === undefined ? 0 : Number(raw);
     await checkCursor(deps.db, target, cursor);
     const { credentialId } = auth.principal(request);
-    const sse = streams.sse(request, reply, {
-      heartbeatMs: deps.heartbeatMs,
-      retryMs: 2000,
-      // A key or token revoked on any instance closes the streams it opened.
-      watchCredential: (onRevoked) => deps.keys.watch(credentialId, onRevoked),
+    // A credential revoked after the request's authentication gets no frame: its revocation is watched first, then
+    // read; revoked by then, the answer is the 401 of every route; revoked later, the watch closes the stream (the
+    // stream's own watch takes over in the same tick as the stream opens, before any replay).
+    let revokedMeanwhile = false;
+    const unwatch = deps.keys.watch(credentialId, () => {
+      revokedMeanwhile = true;
     });
+    let sse: ReturnType<typeof streams.sse>;
+    try {
+      if (await deps.keys.isRevoked(credentialId)) throw tokenRevoked();
+      sse = streams.sse(request, reply, {
+        heartbeatMs: deps.heartbeatMs,
+        retryMs: 2000,
+        // A key or token revoked on any instance closes the streams it opened.
+        watchCredential: (onRevoked) => deps.keys.watch(credentialId, onRevoked),
+      });
+    } finally {
+      unwatch();
+    }
+    if (revokedMeanwhile) {
+      sse.close('revoked');
+      return reply;
+    }
     const stop = await followInvocationEvents(
       deps.db,
       deps.feed,
@@ -355,8 +372,6 @@ function registerInvocationRoutes(
       throw err;
     });
     void sse.done.then(stop);
-    // A revocation between the request's authentication and the watch above was not seen by the watch.
-    if (await deps.keys.isRevoked(credentialId)) sse.close('revoked');
     return reply;
   };
 

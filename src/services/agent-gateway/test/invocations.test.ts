@@ -327,6 +327,101 @@ describe('schemas both ways', () => {
     assert.match(lookahead.json().details.issues[0].message, /regexp|pattern/i);
   });
 
+  test('JavaScript \\u escapes in patterns are translated to RE2 (\\x{...}): ^\\u0041+$ matches AAA', async () => {
+    const ep = await endpoint({
+      targetId: await agent({ ok: true }),
+      inputSchema: {
+        type: 'object',
+        properties: {
+          a: { type: 'string', pattern: '^\\u0041+$' },
+          face: { type: 'string', pattern: '^\\uD83D\\uDE00$' },
+          braced: { type: 'string', pattern: '^\\u{1F600}$' },
+          literal: { type: 'string', pattern: '^\\\\u0041$' },
+        },
+      },
+    });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const ok = await submit(ep.slug, cred, {
+      title: 't',
+      input: { a: 'AAA', face: '😀', braced: '😀', literal: '\\u0041' },
+    });
+    assert.equal(ok.statusCode, 202, ok.body);
+    const bad = await submit(ep.slug, cred, {
+      title: 't',
+      input: { a: 'AAB', face: 'x', braced: 'x', literal: 'A' },
+    });
+    assert.equal(bad.statusCode, 400, bad.body);
+    assert.deepEqual(
+      bad
+        .json()
+        .details.issues.map((i: { field: string }) => i.field)
+        .sort(),
+      ['body.input.a', 'body.input.braced', 'body.input.face', 'body.input.literal'],
+    );
+  });
+
+  test('a stored schema RE2 cannot compile: publish and rollback refuse it (400), an input schema is a 400, an output schema fails the invocation', async () => {
+    const pool = h.platform.booted.database.pool;
+    const lookahead = { type: 'object', properties: { a: { type: 'string', pattern: '^(?=a)a$' } } };
+    // Schemas saved before a rule existed are written here directly, as such data would be.
+    const storeRelease = (id: string, field: 'inputSchema' | 'outputSchema', number = 1) =>
+      pool.query(
+        `update agent_gateway.endpoint_releases set settings = jsonb_set(settings, $2, $3::jsonb)
+          where endpoint_id = $1 and number = $4`,
+        [id, `{${field}}`, JSON.stringify(lookahead), number],
+      );
+    // Publication of such a draft.
+    const drafted = await endpoint({ targetId: await agent({ ok: true }) });
+    await pool.query(
+      `update agent_gateway.endpoints set draft = jsonb_set(draft, '{inputSchema}', $2::jsonb) where id = $1`,
+      [drafted.id, JSON.stringify(lookahead)],
+    );
+    const refused = await api('POST', `/api/v1/endpoints/${drafted.id}/publish`, {
+      version: drafted.version,
+    });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().code, 'endpoint_schema_unsupported');
+    assert.equal(refused.json().details.issues[0].field, 'draft.inputSchema');
+    assert.match(refused.json().details.issues[0].message, /\^\(\?=a\)a\$/);
+    assert.equal((await api('GET', `/api/v1/endpoints/${drafted.id}`)).json().endpoint.status, 'draft');
+    // Rollback to such a release.
+    const rolled = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(rolled.id);
+    await publish(rolled.id);
+    await storeRelease(rolled.id, 'outputSchema', 1);
+    const current = (await api('GET', `/api/v1/endpoints/${rolled.id}`)).json().endpoint;
+    const back = await api('POST', `/api/v1/endpoints/${rolled.id}/rollback`, {
+      version: current.version,
+      releaseNumber: 1,
+    });
+    assert.equal(back.statusCode, 400, back.body);
+    assert.equal(back.json().code, 'endpoint_schema_unsupported');
+    assert.equal(back.json().details.issues[0].field, 'release.outputSchema');
+    // A live release with such an input schema: a 400 telling the endpoint's defect, never a 500.
+    const input = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(input.id);
+    await storeRelease(input.id, 'inputSchema');
+    const inputCred = { 'x-api-key': (await key(input.id)).key };
+    for (let i = 0; i < 2; i++) {
+      const res = await submit(input.slug, inputCred, { title: 't', input: { a: 'a' } });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().code, 'endpoint_schema_unsupported');
+      assert.match(res.json().message, /\^\(\?=a\)a\$/);
+    }
+    // ... with such an output schema: the invocation ends failed with the reason (its dispatch is not retried).
+    const output = await endpoint({ targetId: await agent({ a: 'a' }) });
+    await publish(output.id);
+    await storeRelease(output.id, 'outputSchema');
+    const outputCred = { 'x-api-key': (await key(output.id)).key };
+    const ack = await submit(output.slug, outputCred, { title: 't', input: {} });
+    assert.equal(ack.statusCode, 202, ack.body);
+    const done = await settle(ack.json().statusUrl, outputCred);
+    assert.equal(done.status, 'failed');
+    assert.equal(done.error.code, 'endpoint_schema_unsupported');
+    assert.match(done.error.message, /\^\(\?=a\)a\$/);
+  });
+
   test('ajv does not keep the schemas of evicted validators', async () => {
     const { ajvCachedSchemas, schemaIssues } = await import('../endpoints/endpoint-settings.ts');
     const start = ajvCachedSchemas();
@@ -535,6 +630,59 @@ describe('idempotency', () => {
   });
 });
 
+describe('idempotency after a change (platform token)', () => {
+  test('a retry of an accepted request replays after the endpoint was disabled or changed; a new key is refused', async () => {
+    const token = (await api('POST', '/api/v1/platform-tokens', {})).json().token as string;
+    const cred = { authorization: `Bearer ${token}` };
+    // A job: accepted, then the endpoint is disabled.
+    const job = await endpoint({ targetId: await agent({ ok: true }), authPolicy: { type: 'platform' } });
+    await publish(job.id);
+    const body = { title: 't', input: { a: 1 } };
+    const first = await submit(job.slug, cred, body, 'platform-retry');
+    assert.equal(first.statusCode, 202, first.body);
+    let current = (await api('GET', `/api/v1/endpoints/${job.id}`)).json().endpoint;
+    const off = await api('POST', `/api/v1/endpoints/${job.id}/disable`, { version: current.version });
+    assert.equal(off.statusCode, 200, off.body);
+    const again = await submit(job.slug, cred, body, 'platform-retry');
+    assert.equal(again.statusCode, 202, again.body);
+    assert.equal(again.headers['idempotency-replayed'], 'true');
+    assert.deepEqual(again.json(), first.json());
+    const fresh = await submit(job.slug, cred, body, 'platform-new');
+    assert.equal(fresh.statusCode, 404, fresh.body);
+    assert.equal(fresh.json().code, 'endpoint_disabled');
+    // A conversation: started, then a new release takes platform tokens no more.
+    const chat = await endpoint({
+      targetId: await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template'),
+      invocationMode: 'conversation',
+      authPolicy: { type: 'platform' },
+    });
+    await publish(chat.id);
+    const start = (k: string) =>
+      app().inject({
+        method: 'POST',
+        url: `/invoke/v1/endpoints/${chat.slug}/conversations`,
+        headers: { 'idempotency-key': k, ...cred },
+        payload: { message: 'hello' },
+      });
+    const opened = await start('platform-start');
+    assert.equal(opened.statusCode, 202, opened.body);
+    current = (await api('GET', `/api/v1/endpoints/${chat.id}`)).json().endpoint;
+    const patched = await api('PATCH', `/api/v1/endpoints/${chat.id}`, {
+      version: current.version,
+      authPolicy: { type: 'api_key' },
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    await publish(chat.id);
+    const reopened = await start('platform-start');
+    assert.equal(reopened.statusCode, 202, reopened.body);
+    assert.equal(reopened.headers['idempotency-replayed'], 'true');
+    assert.deepEqual(reopened.json(), opened.json());
+    const refused = await start('platform-start-new');
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.equal(refused.json().code, 'wrong_credential_type');
+  });
+});
+
 describe('states', () => {
   test('every move is recorded; the timeout is enforced by the clock; cancel before and while running', async () => {
     const { ep, cred } = await remoteEndpoint(60);
@@ -717,6 +865,76 @@ describe('lost dispatch', () => {
     const tick = await h.ops('POST', '/_ops/invocations/tick');
     assert.ok(tick.json().redispatched >= 1, tick.body);
     assert.equal((await settle(ack.statusUrl, cred)).status, 'completed');
+  });
+});
+
+describe('agent defects', () => {
+  test('an unexpected error of an agent (not an AgentError) fails its step and run, inline or in a job, with the reason', async () => {
+    const { AgentRuntime } = await import('../agent-runtime.ts');
+    const execute = AgentRuntime.prototype.execute;
+    // A defect met while running a definition: the marked agent throws what no agent code means to throw.
+    AgentRuntime.prototype.execute = function (this: InstanceType<typeof AgentRuntime>, definition, input) {
+      const output = (definition as { output?: { defect?: boolean } }).output;
+      if (definition.kind === 'json_transform' && output?.defect) throw new TypeError('a defect');
+      return execute.call(this, definition, input);
+    };
+    try {
+      const defective = await agent({ defect: true });
+      // Inline: an instant agent runs in its invocation's dispatch.
+      const ep = await endpoint({ targetId: defective });
+      await publish(ep.id);
+      const cred = { 'x-api-key': (await key(ep.id)).key };
+      const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
+      const done = await settle(ack.statusUrl, cred);
+      assert.equal(done.status, 'failed');
+      assert.equal(done.error.code, 'agent_error');
+      assert.match(done.error.message, /The agent failed with an unexpected error/);
+      assert.doesNotMatch(done.error.message, /a defect/, 'no internals');
+      // In a job: a run started by a user runs its step in `agent-gateway:run-step`.
+      const started = await api('POST', '/api/v1/orchestration-runs', {
+        target: { type: 'agent', id: defective },
+      });
+      assert.equal(started.statusCode, 201, started.body);
+      const runUrl = `/api/v1/orchestration-runs/${started.json().run.id}`;
+      await h.drive(async () => (await api('GET', runUrl)).json().run.status === 'failed');
+      assert.equal((await api('GET', runUrl)).json().run.error.code, 'agent_error');
+    } finally {
+      AgentRuntime.prototype.execute = execute;
+    }
+  });
+});
+
+describe('lost run cancel', () => {
+  test('a run left going by a timeout or cancel whose process died before cancelling it is cancelled by the sweep', async () => {
+    const pool = h.platform.booted.database.pool;
+    for (const ended of ['timed_out', 'cancel_requested'] as const) {
+      const { ep, cred } = await remoteEndpoint(600);
+      const ack = (await submit(ep.slug, cred, { title: ended, input: {} })).json();
+      await h.platform.runDueJobs();
+      const running = await status(ack.statusUrl, cred);
+      assert.ok(['running', 'waiting'].includes(running.status), running.status);
+      // What the commit of a timeout (or a cancel) wrote, and nothing after it: its process died before the run's
+      // cancel.
+      await pool.query(
+        `update agent_gateway.invocations set status = $2, updated_at = $3,
+          finished_at = case when $2 = 'timed_out' then $3::timestamptz end where id = $1`,
+        [ack.invocationId, ended, clock.now()],
+      );
+      const runOf = async () => (await api('GET', `/api/v1/orchestration-runs/${running.runId}`)).json().run;
+      await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal((await runOf()).status, 'waiting', 'not before a minute: its own process may be at it');
+      clock.advance(61_000);
+      const tick = await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal(tick.statusCode, 200, tick.body);
+      assert.equal((await runOf()).status, 'cancelled', ended);
+      assert.equal(tick.json().stoppedRuns, 1, tick.body);
+      assert.equal(
+        (await status(ack.statusUrl, cred)).status,
+        ended === 'timed_out' ? 'timed_out' : 'cancelled',
+      );
+      const again = await h.ops('POST', '/_ops/invocations/tick');
+      assert.equal(again.json().stoppedRuns, 0, 'once');
+    }
   });
 });
 
@@ -1025,8 +1243,17 @@ describe('turns and revocation', () => {
   });
 });
 
+/** How many retained events a conversation has after event id `after`. */
+async function eventsAfter(conversationId: string, after: number): Promise<number> {
+  const { rows } = await h.platform.booted.database.pool.query(
+    'select count(*)::int as n from agent_gateway.invocation_events where conversation_id = $1 and id > $2',
+    [conversationId, after],
+  );
+  return rows[0].n as number;
+}
+
 describe('stream credentials (forced order)', () => {
-  test('a key revoked after the stream request was authenticated but before its stream watched it closes the stream', async () => {
+  test('a key revoked after the stream request was authenticated but before its stream watched it gets no frame (401)', async () => {
     const { ep, issued, cred, start } = await startConversation();
     await settle(start.json().statusUrl, cred);
     const pg = await import('pg');
@@ -1058,7 +1285,11 @@ describe('stream credentials (forced order)', () => {
           timer = setTimeout(() => reject(new Error('the stream outlived its revoked key')), 5000);
         }),
       ]).finally(() => clearTimeout(timer));
-      assert.equal(res.statusCode, 200);
+      // The conversation has events after the cursor: none of them is replayed to a revoked key.
+      assert.ok((await eventsAfter(start.json().conversationId, 1)) > 0, 'there were events to replay');
+      assert.equal(res.statusCode, 401, res.body);
+      assert.equal(res.json().code, 'token_revoked');
+      assert.doesNotMatch(res.body, /^(id|event|data):/m);
     } finally {
       await blocker.query('rollback').catch(() => undefined);
       await blocker.end();
