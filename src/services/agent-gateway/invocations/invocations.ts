@@ -855,7 +855,8 @@ export class InvocationService {
    * The dispatch drain of `shard` (the job {@link drainDispatchesTask}): each accepted job of the shard, oldest first,
    * is dispatched ({@link dispatch}, its own transaction), read in batches of {@link DRAIN_BATCH} under the shard's
    * lock (exclusive, so a submission still committing is waited for and seen). A dispatch that throws is logged by
-   * `onError` and queued on its own job (its retries apply to it alone); the drain goes on. After
+   * `onError` and queued on its own job unless it has one (its retries and backoff apply to it alone); the drain goes
+   * on. After
    * {@link DRAIN_BATCHES_PER_RUN} full batches the drain queues its successor and ends, so one job never holds a
    * worker slot for long (and a stop is not held up).
    */
@@ -886,7 +887,12 @@ export class InvocationService {
           await this.dispatch(id);
         } catch (err) {
           onError(err, id);
-          await dispatchInvocationTask.enqueue(this.db, { invocationId: id }, { jobKey: `invocation:${id}` });
+          // Added only when it has none: a later drain never resets the backoff of a dispatch that keeps failing.
+          await dispatchInvocationTask.enqueue(
+            this.db,
+            { invocationId: id },
+            { jobKey: `invocation:${id}`, jobKeyMode: 'unsafe_dedupe' },
+          );
         }
       if (batch.length < DRAIN_BATCH) return;
       after = batch.at(-1);

@@ -720,7 +720,8 @@ describe('dispatch drain', () => {
     const cred = { 'x-api-key': (await key(ep.id)).key };
     await h.platform.runDueJobs();
     const acks = [];
-    for (let i = 0; i < 24; i++) acks.push((await submit(ep.slug, cred, { title: `d${i}`, input: {} })).json());
+    for (let i = 0; i < 24; i++)
+      acks.push((await submit(ep.slug, cred, { title: `d${i}`, input: {} })).json());
     const drains = await jobsOf('agent-gateway:drain-dispatches');
     assert.ok(drains.length >= 1 && drains.length <= DISPATCH_SHARDS, JSON.stringify(drains));
     assert.equal(new Set(drains.map((d) => d.key)).size, drains.length, 'one per shard');
@@ -766,7 +767,8 @@ describe('dispatch drain', () => {
     const cred = { 'x-api-key': (await key(ep.id)).key };
     await h.platform.runDueJobs();
     const acks = [];
-    for (let i = 0; i < 6; i++) acks.push((await submit(ep.slug, cred, { title: `f${i}`, input: {} })).json());
+    for (let i = 0; i < 6; i++)
+      acks.push((await submit(ep.slug, cred, { title: `f${i}`, input: {} })).json());
     const failing = acks[2]!.invocationId as string;
     let tries = 0;
     const original = InvocationService.prototype.dispatch;
@@ -785,6 +787,49 @@ describe('dispatch drain', () => {
     }
     assert.equal(tries, 2, 'tried by the drain, then by its own job');
     for (const ack of acks) assert.equal((await status(ack.statusUrl, cred)).status, 'completed');
+  });
+
+  test("a dispatch that keeps failing keeps its own job's backoff when a later drain meets it again", async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    const ack = (await submit(ep.slug, cred, { title: 'broken', input: {} })).json();
+    let tries = 0;
+    const original = InvocationService.prototype.dispatch;
+    const dispatch = mock.method(
+      InvocationService.prototype,
+      'dispatch',
+      async function (this: InvocationService, id: string) {
+        if (id !== ack.invocationId) return original.call(this, id);
+        tries += 1;
+        throw new Error('database went away');
+      },
+    );
+    const ownJob = () =>
+      query(`select attempts, run_at > now() as later from graphile_worker._private_jobs where key = $1`, [
+        `agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`,
+      ]);
+    try {
+      await h.platform.runDueJobs();
+      assert.equal(tries, 2, 'the drain, then its own job');
+      assert.deepEqual(await ownJob(), [{ attempts: 1, later: true }], 'its job waits in backoff');
+      // Its shard's drain runs again (another submission there): it meets the invocation, and leaves its job alone.
+      await query(
+        `select graphile_worker.add_job('agent-gateway:drain-dispatches', json_build_object('shard', n),
+          job_key => 'agent-gateway:drain-dispatches:shard:' || n)
+          from (select (hashtext($1) & 2147483647) % $2 as n) s`,
+        [ack.invocationId, DISPATCH_SHARDS],
+      );
+      await h.platform.runDueJobs();
+      assert.equal(tries, 3, 'the second drain tried once');
+      assert.deepEqual(await ownJob(), [{ attempts: 1, later: true }], 'the backoff is kept');
+    } finally {
+      dispatch.mock.restore();
+    }
+    await query(`delete from graphile_worker._private_jobs where key = $1`, [
+      `agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`,
+    ]);
   });
 });
 
