@@ -157,6 +157,10 @@ export const invocations = agentGatewaySchema.table(
     index('invocations_prune_idx')
       .on(t.finishedAt)
       .where(sql`${t.eventsPrunedThrough} = 0 and ${t.finishedAt} is not null`),
+    // The dispatch drain's read (invocations.ts, `drainDispatches`): accepted jobs, oldest first.
+    index('invocations_accepted_jobs_idx')
+      .on(t.createdAt, t.id)
+      .where(sql`${t.status} = 'accepted' and ${t.kind} = 'job'`),
   ],
 );
 

@@ -16,7 +16,7 @@
  * 413, the input schema: 400), inside the idempotency transaction, so a replay of an accepted request answers the
  * first answer even after the endpoint changed.
  */
-import { and, asc, desc, eq, inArray, lt, lte, max, not, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, lte, max, not, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from '../../../platform/clock.ts';
 import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
@@ -51,7 +51,12 @@ import {
   appendRunAndInvocationEvents,
   type InvocationEventRow,
 } from './invocation-events.ts';
-import { dispatchInvocationTask, invocationTimeoutTask } from './invocation-jobs.ts';
+import {
+  DISPATCH_SHARDS,
+  dispatchInvocationTask,
+  drainDispatchesTask,
+  invocationTimeoutTask,
+} from './invocation-jobs.ts';
 
 /** An invocation as stored (`agent_gateway.invocations`). */
 export type InvocationRow = typeof invocations.$inferSelect;
@@ -77,6 +82,12 @@ export const REDISPATCH_AFTER_SECONDS = 60;
 
 /** Idempotency records of invocations are kept 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Invocations a dispatch drain reads at a time. */
+const DRAIN_BATCH = 50;
+
+/** Full batches one drain job dispatches before it hands on to a successor job. */
+const DRAIN_BATCHES_PER_RUN = 10;
 
 /** Settings of the invocation layer. */
 export interface InvocationSettings {
@@ -199,10 +210,17 @@ const acceptStatement = new NamedStatement<never>(
     ) from inserted`,
 );
 
+/** The advisory lock space of the dispatch drain (two-key form: this key and the shard). */
+const DRAIN_LOCK = sql`hashtext('agent_gateway:dispatch-drain')`;
+
+/** The shard of an invocation id (SQL; {@link DISPATCH_SHARDS}). */
+const shardOf = (id: SQL) => sql`(hashtext(${id}) & 2147483647) % ${sql.raw(String(DISPATCH_SHARDS))}`;
+
 /**
  * A job submission in one statement (no transaction): the key's claim (the platform's rule, `claimKeySql`), guarded by
- * the endpoint being still live on the release the job was checked against, then the invocation and its dispatch job
- * (as {@link acceptStatement}) only with the claimed row. `claimed` is 0 when nothing was written.
+ * the endpoint being still live on the release the job was checked against, then the invocation and the check that
+ * its shard's drain job will see it (`ensure_invocation_drain`, migration 0006: nothing is written to the job queue
+ * while that job waits) only with the claimed row. `claimed` is 0 when nothing was written.
  */
 const submitStatement = new NamedStatement<{ claimed: number }>(
   'agent_gateway_invocation_submit',
@@ -211,12 +229,9 @@ const submitStatement = new NamedStatement<{ claimed: number }>(
       and e.status <> 'disabled' and e.current_release_id = ${sql.placeholder('releaseId')})`,
   )}),
     inserted as (${acceptInsert.selectSql} from claimed returning id),
-    queued as (select graphile_worker.add_job(
-      identifier => ${dispatchInvocationTask.name},
-      payload => json_build_object('invocationId', inserted.id),
-      job_key => ${`${dispatchInvocationTask.name}:invocation:`} || inserted.id,
-      job_key_mode => 'replace'
-    ) from inserted)
+    queued as (select agent_gateway.ensure_invocation_drain(
+      ${drainDispatchesTask.name}, ${`${drainDispatchesTask.name}:shard:`} || shard.n, ${DRAIN_LOCK}, shard.n
+    ) from inserted, lateral (select ${shardOf(sql`inserted.id`)} as n) shard)
     select (select count(*) from queued)::int as claimed`,
 );
 
@@ -862,6 +877,56 @@ export class InvocationService {
       this.pendingEvents.delete(tx);
       await appendRunAndInvocationEvents(tx, runEvents, events, this.clock.now());
     });
+  }
+
+  /**
+   * The dispatch drain of `shard` (the job {@link drainDispatchesTask}): each accepted job of the shard, oldest first,
+   * is dispatched ({@link dispatch}, its own transaction), read in batches of {@link DRAIN_BATCH} under the shard's
+   * lock (exclusive, so a submission still committing is waited for and seen). A dispatch that throws is logged by
+   * `onError` and queued on its own job unless it has one (its retries and backoff apply to it alone); the drain goes
+   * on. After
+   * {@link DRAIN_BATCHES_PER_RUN} full batches the drain queues its successor and ends, so one job never holds a
+   * worker slot for long (and a stop is not held up).
+   */
+  async drainDispatches(shard: number, onError: (err: unknown, invocationId: string) => void): Promise<void> {
+    let after: { createdAt: Date; id: string } | undefined;
+    for (let batches = 0; batches < DRAIN_BATCHES_PER_RUN; batches++) {
+      const cursor = after;
+      const batch = await this.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(${DRAIN_LOCK}, ${shard}::int)`);
+        return tx
+          .select({ id: invocations.id, createdAt: invocations.createdAt })
+          .from(invocations)
+          .where(
+            and(
+              eq(invocations.status, 'accepted'),
+              eq(invocations.kind, 'job'),
+              sql`${shardOf(sql`${invocations.id}`)} = ${shard}::int`,
+              cursor
+                ? sql`(${invocations.createdAt}, ${invocations.id}) > (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`
+                : undefined,
+            ),
+          )
+          .orderBy(asc(invocations.createdAt), asc(invocations.id))
+          .limit(DRAIN_BATCH);
+      });
+      for (const { id } of batch)
+        try {
+          await this.dispatch(id);
+        } catch (err) {
+          onError(err, id);
+          // Added only when it has none: a later drain never resets the backoff of a dispatch that keeps failing.
+          await dispatchInvocationTask.enqueue(
+            this.db,
+            { invocationId: id },
+            { jobKey: `invocation:${id}`, jobKeyMode: 'unsafe_dedupe' },
+          );
+        }
+      if (batch.length < DRAIN_BATCH) return;
+      after = batch.at(-1);
+    }
+    // More may wait: a successor (the running job's key is detached from it, so this adds a new job).
+    await drainDispatchesTask.enqueue(this.db, { shard }, { jobKey: `shard:${shard}` });
   }
 
   /**

@@ -22,7 +22,12 @@ import type { CredentialStore } from '../identity.ts';
 import type { OrchestrationService } from '../orchestration.ts';
 import type { RunEngine } from '../run-engine.ts';
 import { createInvocationFeed } from './invocation-events.ts';
-import { dispatchInvocationTask, invocationSweepTask, invocationTimeoutTask } from './invocation-jobs.ts';
+import {
+  dispatchInvocationTask,
+  drainDispatchesTask,
+  invocationSweepTask,
+  invocationTimeoutTask,
+} from './invocation-jobs.ts';
 import { InvocationService } from './invocations.ts';
 
 function intVar(
@@ -100,6 +105,7 @@ export function setupEndpointsAndInvocations(
     },
     tasks: [
       dispatchInvocationTask.with(jobDeps),
+      drainDispatchesTask.with(jobDeps),
       invocationTimeoutTask.with(jobDeps),
       invocationSweepTask.with(jobDeps),
     ],

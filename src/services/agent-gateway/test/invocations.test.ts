@@ -4,8 +4,10 @@
  * instances); states, timeout by the clock, cancel; SSE replay, resume, 410, cross-instance delivery, disconnect.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { ManualClock } from '../../../platform/clock.ts';
+import { DISPATCH_SHARDS } from '../invocations/invocation-jobs.ts';
+import { InvocationService } from '../invocations/invocations.ts';
 import { type Answer, type GatewayHarness, startGateway } from './support.ts';
 
 const clock = new ManualClock(new Date('2026-11-24T12:00:00Z'));
@@ -586,7 +588,7 @@ describe('idempotency', () => {
     await blocker.connect();
     await watcher.connect();
     /** Waits until `n` sessions wait for a lock of `kind` (pg_locks), or fails after 10 s. */
-    const waitersOf = async (kind: 'relation' | 'transactionid', n: number) => {
+    const waitersOf = async (kind: 'advisory' | 'transactionid', n: number) => {
       for (let i = 0; i < 500; i++) {
         const { rows } = await watcher.query(
           `select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
@@ -599,13 +601,17 @@ describe('idempotency', () => {
       assert.fail(`no session waited for a ${kind} lock`);
     };
     try {
-      // Hold the first request inside its transaction, after it claimed the key and wrote its invocation: queueing
-      // its dispatch job waits for a lock this session holds on Graphile Worker's job table.
+      // Hold the first request inside its transaction, after it claimed the key and wrote its invocation: the check
+      // of its shard's dispatch drain waits for the shard's lock, which this session holds (every shard's, as a
+      // drain's scan does).
       await blocker.query('begin');
-      await blocker.query('lock table graphile_worker._private_jobs in share mode');
+      await blocker.query(
+        `select pg_advisory_xact_lock(hashtext('agent_gateway:dispatch-drain'), s) from generate_series(0, $1 - 1) s`,
+        [DISPATCH_SHARDS],
+      );
       const body = { title: 'in flight', input: { n: 1 } };
       const first = submit(ep.slug, cred, body, 'in-flight-key');
-      await waitersOf('relation', 1);
+      await waitersOf('advisory', 1);
       // The retry: the key's record is not committed, so it cannot be read; its claim waits for the first one's
       // transaction (the claimed row's lock).
       const retry = submit(ep.slug, cred, body, 'in-flight-key');
@@ -837,19 +843,160 @@ describe('retention prune', () => {
   });
 });
 
+describe('dispatch drain', () => {
+  /** Runs `sqlText` on a connection of its own. */
+  async function query(sqlText: string, values: unknown[] = []) {
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: h.platform.database.url });
+    await client.connect();
+    try {
+      return (await client.query(sqlText, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+  const jobsOf = (task: string) =>
+    query(
+      `select key, locked_at is not null as locked from graphile_worker._private_jobs j
+        join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = $1 order by j.id`,
+      [task],
+    );
+
+  test('submissions queue at most one drain job per shard, and the drains dispatch every one', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    const acks = [];
+    for (let i = 0; i < 24; i++)
+      acks.push((await submit(ep.slug, cred, { title: `d${i}`, input: {} })).json());
+    const drains = await jobsOf('agent-gateway:drain-dispatches');
+    assert.ok(drains.length >= 1 && drains.length <= DISPATCH_SHARDS, JSON.stringify(drains));
+    assert.equal(new Set(drains.map((d) => d.key)).size, drains.length, 'one per shard');
+    assert.deepEqual(await jobsOf('agent-gateway:dispatch-invocation'), [], 'no job per submission');
+    await h.platform.runDueJobs();
+    for (const ack of acks) assert.equal((await status(ack.statusUrl, cred)).status, 'completed');
+  });
+
+  test('a submission while its shard drain runs gets a successor drain, so it is dispatched without the sweep', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    // Every shard's drain is running (taken by a worker, its scan already done): what is submitted now is not in it.
+    await query(
+      `select graphile_worker.add_job('agent-gateway:drain-dispatches', json_build_object('shard', s),
+        job_key => 'agent-gateway:drain-dispatches:shard:' || s) from generate_series(0, $1 - 1) s`,
+      [DISPATCH_SHARDS],
+    );
+    await query(
+      `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'busy-worker'
+        where key like 'agent-gateway:drain-dispatches:shard:%'`,
+    );
+    const ack = (await submit(ep.slug, cred, { title: 'late', input: {} })).json();
+    const [shard] = await query(`select (hashtext($1) & 2147483647) % $2 as n`, [
+      ack.invocationId,
+      DISPATCH_SHARDS,
+    ]);
+    const drains = await jobsOf('agent-gateway:drain-dispatches');
+    assert.deepEqual(
+      drains.filter((d) => !d.locked).map((d) => d.key),
+      [`agent-gateway:drain-dispatches:shard:${shard!.n}`],
+      'a successor for its shard only',
+    );
+    await h.platform.runDueJobs();
+    assert.equal((await status(ack.statusUrl, cred)).status, 'completed');
+    await query(`delete from graphile_worker._private_jobs where locked_by = 'busy-worker'`);
+  });
+
+  test('a dispatch that throws in the drain goes to its own job; the others are dispatched', async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    const acks = [];
+    for (let i = 0; i < 6; i++)
+      acks.push((await submit(ep.slug, cred, { title: `f${i}`, input: {} })).json());
+    const failing = acks[2]!.invocationId as string;
+    let tries = 0;
+    const original = InvocationService.prototype.dispatch;
+    const dispatch = mock.method(
+      InvocationService.prototype,
+      'dispatch',
+      async function (this: InvocationService, id: string) {
+        if (id === failing && tries++ === 0) throw new Error('database went away');
+        return original.call(this, id);
+      },
+    );
+    try {
+      await h.platform.runDueJobs();
+    } finally {
+      dispatch.mock.restore();
+    }
+    assert.equal(tries, 2, 'tried by the drain, then by its own job');
+    for (const ack of acks) assert.equal((await status(ack.statusUrl, cred)).status, 'completed');
+  });
+
+  test("a dispatch that keeps failing keeps its own job's backoff when a later drain meets it again", async () => {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    const ack = (await submit(ep.slug, cred, { title: 'broken', input: {} })).json();
+    let tries = 0;
+    const original = InvocationService.prototype.dispatch;
+    const dispatch = mock.method(
+      InvocationService.prototype,
+      'dispatch',
+      async function (this: InvocationService, id: string) {
+        if (id !== ack.invocationId) return original.call(this, id);
+        tries += 1;
+        throw new Error('database went away');
+      },
+    );
+    const ownJob = () =>
+      query(`select attempts, run_at > now() as later from graphile_worker._private_jobs where key = $1`, [
+        `agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`,
+      ]);
+    try {
+      await h.platform.runDueJobs();
+      assert.equal(tries, 2, 'the drain, then its own job');
+      assert.deepEqual(await ownJob(), [{ attempts: 1, later: true }], 'its job waits in backoff');
+      // Its shard's drain runs again (another submission there): it meets the invocation, and leaves its job alone.
+      await query(
+        `select graphile_worker.add_job('agent-gateway:drain-dispatches', json_build_object('shard', n),
+          job_key => 'agent-gateway:drain-dispatches:shard:' || n)
+          from (select (hashtext($1) & 2147483647) % $2 as n) s`,
+        [ack.invocationId, DISPATCH_SHARDS],
+      );
+      await h.platform.runDueJobs();
+      assert.equal(tries, 3, 'the second drain tried once');
+      assert.deepEqual(await ownJob(), [{ attempts: 1, later: true }], 'the backoff is kept');
+    } finally {
+      dispatch.mock.restore();
+    }
+    await query(`delete from graphile_worker._private_jobs where key = $1`, [
+      `agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`,
+    ]);
+  });
+});
+
 describe('lost dispatch', () => {
   test('an invocation whose dispatch job is held by a dead worker is dispatched again by the sweep', async () => {
     const ep = await endpoint({ targetId: await agent({ ok: true }) });
     await publish(ep.id);
     const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
     const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
     const pg = await import('pg');
     const client = new pg.default.Client({ connectionString: h.platform.database.url });
     await client.connect();
     try {
+      // The drain job of its shard, taken by a worker that died.
       const locked = await client.query(
-        `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'dead-worker' where key = $1`,
-        [`agent-gateway:dispatch-invocation:invocation:${ack.invocationId}`],
+        `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'dead-worker'
+          where key = 'agent-gateway:drain-dispatches:shard:' || ((hashtext($1) & 2147483647) % $2)`,
+        [ack.invocationId, DISPATCH_SHARDS],
       );
       assert.equal(locked.rowCount, 1);
     } finally {
