@@ -17,6 +17,7 @@
  * first answer even after the endpoint changed.
  */
 import { and, asc, desc, eq, inArray, lt, lte, max, not, type SQL, sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../../platform/clock.ts';
 import { type Db, NamedStatement, type Tx } from '../../../platform/database.ts';
 import { ApiError, type FieldIssue, ValidationError } from '../../../platform/errors.ts';
@@ -82,6 +83,9 @@ export const REDISPATCH_AFTER_SECONDS = 60;
 
 /** Idempotency records of invocations are kept 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Live endpoints an instance keeps for job submissions (`InvocationService.liveEndpoints`). */
+const LIVE_ENDPOINTS_CACHED = 1000;
 
 /** Invocations a dispatch drain reads at a time. */
 const DRAIN_BATCH = 50;
@@ -254,6 +258,15 @@ export class InvocationService {
   private readonly pendingEvents = new WeakMap<Tx, NewInvocationEvent[]>();
   /** Transactions of dispatches in progress: they settle their invocation themselves (the observers skip it). */
   private readonly dispatching = new WeakSet<Tx>();
+  /**
+   * Live endpoints with their current release as last read on this instance, by endpoint id, for job submissions with
+   * an endpoint key ({@link keySpaceOf}). Never trusted alone: the submission statement accepts only while the
+   * endpoint is still live on that release (a release is immutable), and any refusal or a failed guard is decided
+   * again on a fresh read in a transaction (and drops the entry).
+   */
+  private readonly liveEndpoints = new LRUCache<string, { endpoint: EndpointRow; release: ReleaseRow }>({
+    max: LIVE_ENDPOINTS_CACHED,
+  });
 
   constructor(
     private readonly db: Db,
@@ -298,10 +311,15 @@ export class InvocationService {
    * key's first answer had its chance (a retry of an accepted request replays even when a new one would be refused).
    * @throws ApiError 404 when a platform token's scope has no endpoint `slug` (there is no key space to look in).
    */
-  private async keySpaceOf(principal: EndpointPrincipal, slug: string) {
+  private async keySpaceOf(principal: EndpointPrincipal, slug: string, cached = false) {
     if (principal.kind === 'endpoint_key') {
-      const found = await this.endpoints.withRelease(principal.endpointId!);
-      return { targetId: principal.endpointId!, found };
+      const targetId = principal.endpointId!;
+      const known = cached ? this.liveEndpoints.get(targetId) : undefined;
+      if (known) return { targetId, found: known };
+      const found = await this.endpoints.withRelease(targetId);
+      if (cached && found?.release && found.endpoint.status !== 'disabled')
+        this.liveEndpoints.set(targetId, { endpoint: found.endpoint, release: found.release });
+      return { targetId, found };
     }
     const found = await this.endpoints.liveBySlug(principal.scope, slug);
     if (!found) throw notFound('endpoint', slug);
@@ -449,7 +467,7 @@ export class InvocationService {
     const fast = await this.replayed(principal, idem);
     if (fast) return fast;
     const caller = { principal, slug };
-    const { targetId, found } = await this.keySpaceOf(principal, slug);
+    const { targetId, found } = await this.keySpaceOf(principal, slug, true);
     // The invocation's id is made here, so the acknowledgement is known before the work and is recorded with the
     // key's claim (`IdempotencyStore.runKnown`, `claimKeySql`).
     const id = prefixedHexId('inv');
@@ -472,11 +490,13 @@ export class InvocationService {
     };
     // The transaction that decides a request the fast path could not: it replays the key's first answer when there
     // is one (committed, or in flight: its claim waits for it), else checks the request again and accepts it.
-    const decide = () =>
-      this.idempotency.runKnown(params, response, async (tx) => {
+    const decide = () => {
+      this.liveEndpoints.delete(targetId);
+      return this.idempotency.runKnown(params, response, async (tx) => {
         const { endpoint, release } = await this.admit(tx, targetId, 'job', body.input, 'input', caller);
         await this.insert(tx, endpoint, release, asked);
       });
+    };
     // Checked before anything is written; then one statement claims the key and accepts the job while the endpoint
     // is still on the release it was checked against (nothing is written otherwise). A refusal is not the answer
     // yet: a retry of an accepted request (same key and body) replays its first answer even when the endpoint was

@@ -205,6 +205,60 @@ describe('endpoints', () => {
   });
 });
 
+describe('an instance that read the endpoint before a change elsewhere', () => {
+  test('follows a new release, a looser or stricter input schema and a disable made through another instance', async () => {
+    const a = await agent({ from: 'A' });
+    const b = await agent({ from: 'B' });
+    const strict = { type: 'object', required: ['n'], properties: { n: { type: 'number' } } };
+    const ep = await endpoint({ targetId: a, inputSchema: strict });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const other = (await h.platform.anotherInstance()).app('agent-gateway');
+    const otherSubmit = (input: unknown) => submit(ep.slug, cred, { title: 't', input }, undefined, other);
+    const resultOf = async (res: Answer) => {
+      assert.equal(res.statusCode, 202, res.body);
+      return (await settle(res.json().statusUrl, cred)).result;
+    };
+    // The other instance reads (and keeps) the endpoint on release 1.
+    assert.deepEqual(await resultOf(await otherSubmit({ n: 1 })), { from: 'A' });
+    assert.equal((await otherSubmit({})).statusCode, 400);
+    // Here: release 2 with another target and no required field.
+    let current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    await api('PATCH', `/api/v1/endpoints/${ep.id}`, {
+      version: current.version,
+      targetId: b,
+      inputSchema: { type: 'object' },
+    });
+    await publish(ep.id);
+    assert.deepEqual(
+      await resultOf(await otherSubmit({})),
+      { from: 'B' },
+      'refused by release 1, taken by 2',
+    );
+    assert.deepEqual(await resultOf(await otherSubmit({ n: 2 })), { from: 'B' });
+    // Release 3 requires the field again: the other instance refuses what release 3 refuses.
+    current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    await api('PATCH', `/api/v1/endpoints/${ep.id}`, { version: current.version, inputSchema: strict });
+    await publish(ep.id);
+    const refused = await otherSubmit({});
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().code, 'validation_failed');
+    // Disabled here: refused there, nothing written.
+    current = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    await api('POST', `/api/v1/endpoints/${ep.id}/disable`, { version: current.version });
+    const before = (await api('GET', `/api/v1/endpoints/${ep.id}`)).json().endpoint;
+    const off = await otherSubmit({ n: 3 });
+    assert.equal(off.statusCode, 404, off.body);
+    assert.equal(off.json().code, 'endpoint_disabled');
+    const rows = await h.platform.booted.database.pool.query(
+      `select count(*)::int as n from agent_gateway.invocations where endpoint_id = $1`,
+      [ep.id],
+    );
+    assert.equal(rows.rows[0].n, 3, 'the three accepted jobs only');
+    assert.equal(before.status, 'disabled');
+  });
+});
+
 describe('schemas both ways', () => {
   test('input: 400 naming every issue, 413 past the payload limit; output: a breaking target ends failed', async () => {
     const agentId = await agent({ count: 'not a number' });
