@@ -909,6 +909,14 @@ describe('dispatch drain', () => {
       await client.end();
     }
   }
+  /** A published job endpoint over an instant agent and its key's header, with no job left queued before it. */
+  async function quietEndpoint() {
+    const ep = await endpoint({ targetId: await agent({ ok: true }) });
+    await publish(ep.id);
+    const cred = { 'x-api-key': (await key(ep.id)).key };
+    await h.platform.runDueJobs();
+    return { ep, cred };
+  }
   const jobsOf = (task: string) =>
     query(
       `select key, locked_at is not null as locked from graphile_worker._private_jobs j
@@ -917,10 +925,7 @@ describe('dispatch drain', () => {
     );
 
   test('submissions queue at most one drain job per shard, and the drains dispatch every one', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
-    await h.platform.runDueJobs();
+    const { ep, cred } = await quietEndpoint();
     const acks = [];
     for (let i = 0; i < 24; i++)
       acks.push((await submit(ep.slug, cred, { title: `d${i}`, input: {} })).json());
@@ -933,10 +938,7 @@ describe('dispatch drain', () => {
   });
 
   test('a submission while its shard drain runs gets a successor drain, so it is dispatched without the sweep', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
-    await h.platform.runDueJobs();
+    const { ep, cred } = await quietEndpoint();
     // Every shard's drain is running (taken by a worker, its scan already done): what is submitted now is not in it.
     await query(
       `select graphile_worker.add_job('agent-gateway:drain-dispatches', json_build_object('shard', s),
@@ -964,10 +966,7 @@ describe('dispatch drain', () => {
   });
 
   test('a dispatch that throws in the drain goes to its own job; the others are dispatched', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
-    await h.platform.runDueJobs();
+    const { ep, cred } = await quietEndpoint();
     const acks = [];
     for (let i = 0; i < 6; i++)
       acks.push((await submit(ep.slug, cred, { title: `f${i}`, input: {} })).json());
@@ -992,10 +991,7 @@ describe('dispatch drain', () => {
   });
 
   test("a dispatch that keeps failing keeps its own job's backoff when a later drain meets it again", async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
-    await h.platform.runDueJobs();
+    const { ep, cred } = await quietEndpoint();
     const ack = (await submit(ep.slug, cred, { title: 'broken', input: {} })).json();
     let tries = 0;
     const original = InvocationService.prototype.dispatch;
