@@ -152,6 +152,15 @@ export class AgentError extends Error {
   }
 }
 
+/**
+ * What a step or turn records when running an agent threw anything but an {@link AgentError} (a defect met while
+ * running its definition): `agent_error`, with a message that shows no internals (the error itself is logged).
+ */
+export const UNEXPECTED_AGENT_FAILURE = {
+  code: 'agent_error',
+  message: 'The agent failed with an unexpected error.',
+} as const;
+
 /** Something that runs `model` agents (the optional OpenAI-compatible adapter). */
 export interface ModelAdapter {
   complete(

@@ -8,9 +8,15 @@ import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db, Executor } from '../../platform/database.ts';
 import { prefixedHexId } from '../../platform/ids.ts';
+import type { AppLogger } from '../../platform/logger.ts';
 import type { PageRequest } from '../../platform/pagination.ts';
 import { badRequest, invalidState, notFound, versionConflict } from './agent-gateway-errors.ts';
-import { type AgentDefinition, AgentError, type AgentRuntime } from './agent-runtime.ts';
+import {
+  type AgentDefinition,
+  AgentError,
+  type AgentRuntime,
+  UNEXPECTED_AGENT_FAILURE,
+} from './agent-runtime.ts';
 import type { AgentService } from './agents.ts';
 import { agents as agentRows, chats, chatTurns } from './db/schema.ts';
 import type { Scope } from './identity.ts';
@@ -95,6 +101,7 @@ export class ChatService {
     private readonly agents: AgentService,
     private readonly runtime: AgentRuntime,
     private readonly queueRemote: RemoteTurnQueue,
+    private readonly logger?: AppLogger,
   ) {
     this.chatWithAgent = db
       .select({ chat: chats, agent: agentRows })
@@ -268,9 +275,17 @@ export class ChatService {
             ? { text: result.text }
             : { text: result.text, data: result.output };
       } catch (err) {
-        if (!(err instanceof AgentError)) throw err;
+        // The agent's own failure, or a defect met while running its definition on this message (logged with its
+        // stack, shown as `agent_error` with no internals): the turn is recorded `failed` either way, never a 500.
         status = 'failed';
-        error = { code: err.code, message: err.message };
+        if (err instanceof AgentError) error = { code: err.code, message: err.message };
+        else {
+          this.logger?.error(
+            { err, chatId: id, agentId: agent.id },
+            'chat turn failed with an unexpected error',
+          );
+          error = { ...UNEXPECTED_AGENT_FAILURE };
+        }
       }
     }
     const write = async (tx: Executor) => {

@@ -90,8 +90,13 @@ export const agentGatewayService: ServiceDefinition = {
       config.hostLeaseSeconds,
       config.attemptTokenSeconds,
     );
-    const chats = new ChatService(ctx.db, ctx.clock, agents, runtime, (tx, input) =>
-      hosts.queueForTurn(tx, input),
+    const chats = new ChatService(
+      ctx.db,
+      ctx.clock,
+      agents,
+      runtime,
+      (tx, input) => hosts.queueForTurn(tx, input),
+      ctx.logger,
     );
     let orchestration: OrchestrationService | undefined;
     const engine = new RunEngine(

@@ -26,6 +26,7 @@ import {
   type AgentEvent,
   type AgentRuntime,
   messageOf,
+  UNEXPECTED_AGENT_FAILURE,
 } from './agent-runtime.ts';
 import type { AgentRow } from './agents.ts';
 import { approvals, executions, runs, signals, steps } from './db/schema.ts';
@@ -211,7 +212,7 @@ export class RunEngine {
   ): { code: string; message: string } {
     if (err instanceof AgentError) return { code: err.code, message: err.message };
     this.logger?.error({ err, ...where }, 'agent step failed with an unexpected error');
-    return { code: 'agent_error', message: 'The agent failed with an unexpected error.' };
+    return { ...UNEXPECTED_AGENT_FAILURE };
   }
 
   /** Adds an observer of finished runs. */

@@ -17,6 +17,37 @@ describe('agent-gateway chats and the built-in agents', () => {
   });
   after(() => h?.close());
 
+  test('a defect met while an agent answers a turn records the turn failed (agent_error, no internals), never a 500', async () => {
+    const created = await api('POST', '/api/v1/chats', {
+      tenant: 'demo',
+      namespace: 'default',
+      agentId: byName.Greeter,
+      title: 'Defect',
+    });
+    const chatId = created.json().chat.id;
+    const { AgentRuntime } = await import('../agent-runtime.ts');
+    const execute = AgentRuntime.prototype.execute;
+    AgentRuntime.prototype.execute = function (this: InstanceType<typeof AgentRuntime>, ...args) {
+      if (args[1].message === 'trip the defect') throw new TypeError('cannot read properties of undefined');
+      return execute.apply(this, args);
+    };
+    try {
+      const turn = await api('POST', `/api/v1/chats/${chatId}/turns`, { message: 'trip the defect' });
+      assert.equal(turn.statusCode, 201, turn.body);
+      assert.equal(turn.json().turn.status, 'failed');
+      assert.deepEqual(turn.json().turn.error, {
+        code: 'agent_error',
+        message: 'The agent failed with an unexpected error.',
+      });
+      assert.doesNotMatch(turn.body, /cannot read properties/);
+      const next = await api('POST', `/api/v1/chats/${chatId}/turns`, { message: 'hello' });
+      assert.equal(next.json().turn.status, 'completed');
+      assert.equal(next.json().turn.seq, 2, 'the failed turn is recorded');
+    } finally {
+      AgentRuntime.prototype.execute = execute;
+    }
+  });
+
   test('a chat with the spec body; a turn runs the agent at once and is recorded', async () => {
     const created = await api('POST', '/api/v1/chats', {
       tenant: 'demo',
