@@ -904,9 +904,8 @@ export class InvocationService {
    * is dispatched ({@link dispatch}, its own transaction), read in batches of {@link DRAIN_BATCH} under the shard's
    * lock (exclusive, so a submission still committing is waited for and seen). A dispatch that throws is logged by
    * `onError` and queued on its own job unless it has one (its retries and backoff apply to it alone); the drain goes
-   * on. After
-   * {@link DRAIN_BATCHES_PER_RUN} full batches the drain queues its successor and ends, so one job never holds a
-   * worker slot for long (and a stop is not held up).
+   * on. After {@link DRAIN_BATCHES_PER_RUN} full batches the drain queues its successor and ends, so one job never
+   * holds a worker slot for long (and a stop is not held up).
    */
   async drainDispatches(shard: number, onError: (err: unknown, invocationId: string) => void): Promise<void> {
     let after: { createdAt: Date; id: string } | undefined;
