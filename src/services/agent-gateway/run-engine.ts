@@ -201,18 +201,36 @@ export class RunEngine {
   ) {}
 
   /**
-   * The failure an agent's execution records on its step: an {@link AgentError}'s code and message; any other error
-   * (a defect met while running the agent's definition on its input) is `agent_error` with a message that shows no
-   * internals, logged with its stack. The step fails like any failed step (its run fails): the job or the
-   * transaction that ran it goes on, never retried for it.
+   * Runs an in-process `agent` on a step's `input` at node `nodeId` of `run`: its output and the step's events
+   * (`agent.output`, then the agent's own), or the failure the step records: an {@link AgentError}'s code and message;
+   * any other error (a defect met while running the definition on its input) is {@link UNEXPECTED_AGENT_FAILURE},
+   * logged with its stack. The step then fails like any failed step (its run fails): the job or the transaction that
+   * ran it goes on, never retried for it.
    */
-  private agentFailure(
-    err: unknown,
-    where: { runId: string; nodeId: string },
-  ): { code: string; message: string } {
-    if (err instanceof AgentError) return { code: err.code, message: err.message };
-    this.logger?.error({ err, ...where }, 'agent step failed with an unexpected error');
-    return { ...UNEXPECTED_AGENT_FAILURE };
+  private async executeAgent(
+    agent: AgentRow,
+    run: RunRow,
+    nodeId: string,
+    input: unknown,
+  ): Promise<{ output: unknown; events: AgentEvent[] } | { error: { code: string; message: string } }> {
+    try {
+      const result = await this.runtime.execute(agent.definition as AgentDefinition, {
+        input,
+        message: messageOf(input),
+        context: { run: { id: run.id, node: nodeId }, nodes: run.data.nodes },
+      });
+      return {
+        output: result.output,
+        events: [
+          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
+          ...result.events,
+        ],
+      };
+    } catch (err) {
+      if (err instanceof AgentError) return { error: { code: err.code, message: err.message } };
+      this.logger?.error({ err, runId: run.id, nodeId }, 'agent step failed with an unexpected error');
+      return { error: { ...UNEXPECTED_AGENT_FAILURE } };
+    }
   }
 
   /** Adds an observer of finished runs. */
@@ -628,34 +646,23 @@ export class RunEngine {
         // Executed before the step is written, so its row is inserted once, in its final state.
         const claimed = { ...fields, status: 'running' as const, attempt: 1, claimedAt: unit.now };
         const stepId = prefixedHexId('stp');
-        let result: Awaited<ReturnType<AgentRuntime['execute']>>;
-        try {
-          result = await this.runtime.execute(agent.definition as AgentDefinition, {
-            input: fields.input,
-            message: messageOf(fields.input),
-            context: { run: { id: run.id, node: node.id }, nodes: run.data.nodes },
-          });
-        } catch (err) {
-          const failure = this.agentFailure(err, { runId: run.id, nodeId: node.id });
+        const outcome = await this.executeAgent(agent, run, node.id, fields.input);
+        if ('error' in outcome) {
           const step = await this.insertStep(unit, run, node, { ...claimed, id: stepId });
           unit.event(run, 'step.queued', queuedData, step);
           unit.event(run, 'step.started', { attempt: 1 }, step);
-          return this.failStep(unit, run, step, failure);
+          return this.failStep(unit, run, step, outcome.error);
         }
         const step = await this.insertStep(unit, run, node, {
           ...claimed,
           id: stepId,
           status: 'completed',
-          output: result.output ?? null,
+          output: outcome.output ?? null,
           finishedAt: unit.now,
         });
         unit.event(run, 'step.queued', queuedData, step);
         unit.event(run, 'step.started', { attempt: 1 }, step);
-        const events = [
-          { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-          ...result.events,
-        ];
-        return this.completeStep(unit, run, step, result.output, { events, written: true });
+        return this.completeStep(unit, run, step, outcome.output, { events: outcome.events, written: true });
       }
     }
     const step = await this.insertStep(unit, run, node, { ...fields, status: 'pending' });
@@ -666,21 +673,9 @@ export class RunEngine {
 
   /** Executes a claimed step of an instant agent in the unit's transaction and completes or fails it. */
   private async executeInstant(unit: Unit, run: RunRow, step: StepRow, agent: AgentRow): Promise<void> {
-    let result: Awaited<ReturnType<AgentRuntime['execute']>>;
-    try {
-      result = await this.runtime.execute(agent.definition as AgentDefinition, {
-        input: step.input,
-        message: messageOf(step.input),
-        context: { run: { id: run.id, node: step.nodeId }, nodes: run.data.nodes },
-      });
-    } catch (err) {
-      return this.failStep(unit, run, step, this.agentFailure(err, { runId: run.id, nodeId: step.nodeId }));
-    }
-    const events = [
-      { type: 'agent.output', data: { agentId: agent.id, version: agent.version, text: result.text } },
-      ...result.events,
-    ];
-    await this.completeStep(unit, run, step, result.output, { events });
+    const outcome = await this.executeAgent(agent, run, step.nodeId, step.input);
+    if ('error' in outcome) return this.failStep(unit, run, step, outcome.error);
+    await this.completeStep(unit, run, step, outcome.output, { events: outcome.events });
   }
 
   private async startSubrun(unit: Unit, run: RunRow, node: GraphNode, input: unknown): Promise<void> {
@@ -1004,20 +999,7 @@ export class RunEngine {
     else {
       const renewal = this.renewWhileRunning(stepId, claimed.attempt);
       try {
-        const result = await this.runtime.execute(agent.definition as AgentDefinition, {
-          input: claimed.input,
-          message: messageOf(claimed.input),
-          context: { run: { id: run.id, node: claimed.nodeId }, nodes: run.data.nodes },
-        });
-        outcome = {
-          output: result.output,
-          events: [
-            { type: 'agent.output', data: { agentId, version: agent.version, text: result.text } },
-            ...result.events,
-          ],
-        };
-      } catch (err) {
-        outcome = { error: this.agentFailure(err, { runId: run.id, nodeId: claimed.nodeId }) };
+        outcome = await this.executeAgent(agent, run, claimed.nodeId, claimed.input);
       } finally {
         await renewal.stop();
       }

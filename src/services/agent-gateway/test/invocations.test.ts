@@ -61,6 +61,13 @@ async function key(id: string, body: Record<string, unknown> = {}) {
   return res.json() as { key: string; apiKey: { id: number } };
 }
 
+/** A published endpoint of `settings` ({@link endpoint}) and the header of a new API key of it. */
+async function live(settings: Record<string, unknown>) {
+  const ep = await endpoint(settings);
+  await publish(ep.id);
+  return { ep, cred: { 'x-api-key': (await key(ep.id)).key } };
+}
+
 function submit(
   slug: string,
   credential: Record<string, string>,
@@ -210,9 +217,7 @@ describe('an instance that read the endpoint before a change elsewhere', () => {
     const a = await agent({ from: 'A' });
     const b = await agent({ from: 'B' });
     const strict = { type: 'object', required: ['n'], properties: { n: { type: 'number' } } };
-    const ep = await endpoint({ targetId: a, inputSchema: strict });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: a, inputSchema: strict });
     const other = (await h.platform.anotherInstance()).app('agent-gateway');
     const otherSubmit = (input: unknown) => submit(ep.slug, cred, { title: 't', input }, undefined, other);
     const resultOf = async (res: Answer) => {
@@ -262,7 +267,7 @@ describe('an instance that read the endpoint before a change elsewhere', () => {
 describe('schemas both ways', () => {
   test('input: 400 naming every issue, 413 past the payload limit; output: a breaking target ends failed', async () => {
     const agentId = await agent({ count: 'not a number' });
-    const ep = await endpoint({
+    const { ep, cred } = await live({
       targetId: agentId,
       maxPayloadBytes: 100,
       inputSchema: {
@@ -272,8 +277,6 @@ describe('schemas both ways', () => {
       },
       outputSchema: { type: 'object', required: ['count'], properties: { count: { type: 'integer' } } },
     });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
     const invalid = await submit(ep.slug, cred, { title: 't', input: { text: 5 } });
     assert.equal(invalid.statusCode, 400);
     const fields = invalid
@@ -325,9 +328,7 @@ describe('schemas both ways', () => {
       },
     });
     assert.equal(data.statusCode, 201, `data under const/examples is not a schema: ${data.body}`);
-    const ep = await endpoint({ targetId: agentId, inputSchema: true });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: agentId, inputSchema: true });
     for (const input of [null, 'text', 5, [1]]) {
       const res = await submit(ep.slug, cred, { title: 't', input });
       assert.equal(res.statusCode, 400, `input ${JSON.stringify(input)}: ${res.body}`);
@@ -340,7 +341,7 @@ describe('schemas both ways', () => {
   test('patterns run on RE2 (linear time): a catastrophic pattern is safe; lookaround is refused when saved', {
     timeout: 30_000,
   }, async () => {
-    const ep = await endpoint({
+    const { ep, cred } = await live({
       targetId: await agent({ ok: true }),
       inputSchema: {
         type: 'object',
@@ -351,8 +352,6 @@ describe('schemas both ways', () => {
         patternProperties: { '^(x+x+)+y$': { type: 'integer' } },
       },
     });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
     // On JavaScript's backtracking engine each of these takes longer than the test's timeout (2^40 paths).
     const started = performance.now();
     const evil = await submit(ep.slug, cred, {
@@ -384,7 +383,7 @@ describe('schemas both ways', () => {
   });
 
   test('JavaScript \\u escapes in patterns are translated to RE2 (\\x{...}): ^\\u0041+$ matches AAA', async () => {
-    const ep = await endpoint({
+    const { ep, cred } = await live({
       targetId: await agent({ ok: true }),
       inputSchema: {
         type: 'object',
@@ -396,8 +395,6 @@ describe('schemas both ways', () => {
         },
       },
     });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
     const ok = await submit(ep.slug, cred, {
       title: 't',
       input: { a: 'AAA', face: '😀', braced: '😀', literal: '\\u0041' },
@@ -603,9 +600,7 @@ describe('credentials', () => {
 
 describe('idempotency', () => {
   test('same key and body replays; another body is 409; two instances racing one key make one invocation', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     const first = await submit(ep.slug, cred, { title: 't', input: { a: 1 } }, 'same-key');
     const again = await submit(ep.slug, cred, { title: 't', input: { a: 1 } }, 'same-key');
     assert.equal(again.statusCode, 202);
@@ -633,9 +628,7 @@ describe('idempotency', () => {
   });
 
   test('a retry sent while the first request is still in flight waits for it and replays its answer (forced overlap)', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     const pg = await import('pg');
     const blocker = new pg.default.Client({ connectionString: h.platform.database.url });
     const watcher = new pg.default.Client({ connectionString: h.platform.database.url });
@@ -860,9 +853,7 @@ describe('timeout at the deadline', () => {
   });
 
   test('an instant target ends in its dispatch and leaves no timeout job', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     const ack = (await submit(ep.slug, cred, { title: 'fast', input: {} })).json();
     await h.platform.runDueJobs();
     const done = await status(ack.statusUrl, cred);
@@ -911,11 +902,9 @@ describe('dispatch drain', () => {
   }
   /** A published job endpoint over an instant agent and its key's header, with no job left queued before it. */
   async function quietEndpoint() {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const published = await live({ targetId: await agent({ ok: true }) });
     await h.platform.runDueJobs();
-    return { ep, cred };
+    return published;
   }
   const jobsOf = (task: string) =>
     query(
@@ -1033,9 +1022,7 @@ describe('dispatch drain', () => {
 
 describe('lost dispatch', () => {
   test('an invocation whose dispatch job is held by a dead worker is dispatched again by the sweep', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     await h.platform.runDueJobs();
     const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
     const pg = await import('pg');
@@ -1078,9 +1065,7 @@ describe('agent defects', () => {
     try {
       const defective = await agent({ defect: true });
       // Inline: an instant agent runs in its invocation's dispatch.
-      const ep = await endpoint({ targetId: defective });
-      await publish(ep.id);
-      const cred = { 'x-api-key': (await key(ep.id)).key };
+      const { ep, cred } = await live({ targetId: defective });
       const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
       const done = await settle(ack.statusUrl, cred);
       assert.equal(done.status, 'failed');
@@ -1156,9 +1141,7 @@ function frames(text: string) {
 
 describe('event streams', () => {
   test('replay, resume with Last-Event-ID (wins over ?after=), 410 past retention', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
     assert.match(ack.eventsUrl, /^\/invoke\/v1\/invocations\/inv_[0-9a-f]{32}\/events$/);
     await settle(ack.statusUrl, cred);
@@ -1213,9 +1196,7 @@ describe('event streams', () => {
   });
 
   test("the stream carries the run's progress between running and the outcome, without payloads", async () => {
-    const ep = await endpoint({ targetId: await agent({ secret: '{{ input.input.word }}' }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ secret: '{{ input.input.word }}' }) });
     const ack = (await submit(ep.slug, cred, { title: 't', input: { word: 'classified' } })).json();
     const done = await settle(ack.statusUrl, cred);
     assert.deepEqual(done.result, { secret: 'classified' });
@@ -1266,9 +1247,7 @@ describe('event streams', () => {
   });
 
   test('a stream on another instance receives the events; a disconnected client does not stop the job', async () => {
-    const ep = await endpoint({ targetId: await agent({ ok: true }) });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: await agent({ ok: true }) });
     const ack = (await submit(ep.slug, cred, { title: 't', input: {} })).json();
     const other = (await h.platform.anotherInstance()).app('agent-gateway');
     const remoteStream = other.inject({
@@ -1298,9 +1277,7 @@ describe('event streams', () => {
 
   test('conversations: the first message returns conversationId; a turn keeps its invocationId in eventsUrl', async () => {
     const chatAgent = await agent({ kind: 'template', template: 'You said: {{ message }}' }, 'template');
-    const ep = await endpoint({ targetId: chatAgent, invocationMode: 'conversation' });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: chatAgent, invocationMode: 'conversation' });
     const start = await app().inject({
       method: 'POST',
       url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
@@ -1349,9 +1326,7 @@ describe('conversation memory', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const echo = created.json().agent.id as string;
-    const ep = await endpoint({ targetId: echo, invocationMode: 'conversation' });
-    await publish(ep.id);
-    const cred = { 'x-api-key': (await key(ep.id)).key };
+    const { ep, cred } = await live({ targetId: echo, invocationMode: 'conversation' });
     const start = await app().inject({
       method: 'POST',
       url: `/invoke/v1/endpoints/${ep.slug}/conversations`,
