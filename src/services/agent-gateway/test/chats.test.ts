@@ -18,13 +18,8 @@ describe('agent-gateway chats and the built-in agents', () => {
   after(() => h?.close());
 
   test('a defect met while an agent answers a turn records the turn failed (agent_error, no internals), never a 500', async () => {
-    const created = await api('POST', '/api/v1/chats', {
-      tenant: 'demo',
-      namespace: 'default',
-      agentId: byName.Greeter,
-      title: 'Defect',
-    });
-    const chatId = created.json().chat.id;
+    const chatId = (await api('POST', '/api/v1/chats', { agentId: byName.Greeter, title: 'Defect' })).json()
+      .chat.id;
     const { AgentRuntime } = await import('../agent-runtime.ts');
     const execute = AgentRuntime.prototype.execute;
     AgentRuntime.prototype.execute = function (this: InstanceType<typeof AgentRuntime>, ...args) {
